@@ -1,0 +1,3 @@
+module github.com/tako-mcp/tako
+
+go 1.24.0

@@ -1,0 +1,98 @@
+// Package transport holds tako's two seams and the one engine between them.
+//
+// A Conn moves JSON-RPC messages: stdio, Streamable HTTP and WebSocket are
+// Conns, and so is anything a user writes over a pipe, a socket or a bus.
+// A Transport performs MCP operations (list tools, call a tool, ...): it is
+// what the registry and the orchestrator talk to. Session turns any Conn
+// into a Transport, and is the only place where ids are allocated, responses
+// matched, the handshake run, server requests answered, progress routed and
+// cancellation sent (DESIGN.md rule 1). A transport whose wire is not
+// JSON-RPC (gRPC) implements Transport directly.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// Conn carries JSON-RPC messages to and from one MCP server.
+//
+// Concurrency: Read is called by one goroutine at a time (Session's reader).
+// Write may be called by many goroutines at once, concurrently with Read.
+// Close may be called at any time, more than once, from any goroutine; it
+// unblocks pending Read and Write calls, which then return an error that
+// wraps ErrClosed (or a more precise error wrapping ErrConnectionLost when
+// the peer went away first).
+//
+// Errors: Read returns a *MessageError for one bad message that does not
+// poison the connection (the engine fails the request with that id, if any,
+// and reads on). Any other error from Read is final: the connection is gone.
+type Conn interface {
+	// Read returns the next message from the server. It blocks until one
+	// arrives, ctx is done, or the connection ends.
+	Read(ctx context.Context) (*mcp.Message, error)
+	// Write sends one message to the server. The message must not be
+	// modified after Write returns; Write does not retain it.
+	Write(ctx context.Context, msg *mcp.Message) error
+	// Close ends the connection and releases everything it holds (for stdio:
+	// the child process and its process group), within a bounded time.
+	Close() error
+}
+
+// Sentinel errors. Every error tako returns for these conditions wraps one of
+// them, so errors.Is works through any wrapper.
+var (
+	// ErrClosed: the Session or Conn was closed by its owner.
+	ErrClosed = errors.New("mcp connection closed")
+	// ErrConnectionLost: the peer went away (process exited, stream
+	// dropped). Transport-specific errors such as *stdio.ExitError wrap it.
+	ErrConnectionLost = errors.New("mcp connection lost")
+	// ErrSessionExpired: the server no longer knows the session (HTTP 404
+	// on a legacy session); the engine starts a new one.
+	ErrSessionExpired = errors.New("mcp session expired")
+	// ErrUnsupportedVersion: no protocol revision both sides speak.
+	ErrUnsupportedVersion = errors.New("mcp: no mutually supported protocol version")
+	// ErrMessageTooLarge: a message exceeded the configured size cap.
+	ErrMessageTooLarge = errors.New("mcp message too large")
+	// ErrProtocol: the peer broke the protocol (malformed result, unknown
+	// resultType, a handshake answer that makes no sense).
+	ErrProtocol = errors.New("mcp protocol violation")
+	// ErrAuthRequired: the server wants credentials (HTTP 401/403).
+	ErrAuthRequired = errors.New("mcp: authorization required")
+	// ErrCapability: the server did not declare the capability the call
+	// needs, so tako did not send it.
+	ErrCapability = errors.New("mcp: server lacks capability")
+)
+
+// MessageError reports one message the Conn could not deliver (too large, or
+// not JSON-RPC) without ending the connection. ID is the id of the response
+// it belonged to when the Conn could tell, so the engine can fail exactly
+// that call.
+type MessageError struct {
+	ID  mcp.ID
+	Err error
+}
+
+func (e *MessageError) Error() string {
+	if e.ID.IsValid() {
+		return fmt.Sprintf("message for request %s: %v", e.ID, e.Err)
+	}
+	return "bad message: " + e.Err.Error()
+}
+
+func (e *MessageError) Unwrap() error { return e.Err }
+
+// ToolError is returned by helpers that turn a CallToolResult with isError
+// set into a Go error (the engine itself returns such results as values, for
+// the model to see).
+type ToolError struct {
+	Tool   string
+	Result *mcp.CallToolResult
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("tool %q reported an error: %s", e.Tool, e.Result.Text())
+}

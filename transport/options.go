@@ -1,0 +1,67 @@
+package transport
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// Version is tako's version, sent as clientInfo.version by default.
+const Version = "0.1.0"
+
+// Options configure a Session. The zero value works: tako negotiates the
+// newest revision the server speaks, declares no client capabilities, and
+// logs nothing.
+type Options struct {
+	// ClientInfo names the client to the server. Zero means
+	// {Name: "tako", Version: Version}.
+	ClientInfo mcp.Implementation
+
+	// ProtocolVersion pins the revision to offer. Empty means: probe with
+	// server/discover (2026-07-28) and fall back to initialize with
+	// 2025-11-25, accepting whatever older revision the server answers.
+	// A legacy revision here skips the probe.
+	ProtocolVersion string
+
+	// Handlers answer the server's requests (sampling, elicitation, roots)
+	// and decide which client capabilities are declared.
+	Handlers Handlers
+
+	// Logger receives the engine's diagnostics: dropped messages, answers
+	// to unknown ids, handler failures. Nil discards them.
+	Logger *slog.Logger
+
+	// CallTimeout bounds each call whose context has no deadline. Zero
+	// means no default bound: the context alone decides.
+	CallTimeout time.Duration
+
+	// ProbeTimeout bounds the server/discover probe. A server that stays
+	// silent that long is taken to be legacy. Zero means 3 seconds.
+	ProbeTimeout time.Duration
+
+	// CloseTimeout bounds Close's wait for the reader and handler
+	// goroutines after the Conn is closed. Zero means 5 seconds.
+	CloseTimeout time.Duration
+
+	// LogLevel, when set, asks the server for log messages at or above
+	// this level: logging/setLevel after a legacy handshake, the
+	// per-request _meta key on 2026-07-28.
+	LogLevel mcp.LoggingLevel
+}
+
+type progressKey struct{}
+
+// WithProgress returns a context that asks the server for progress on the
+// call made with it, and delivers each notifications/progress to fn. fn runs
+// on the session's notification goroutine, in order; it must not block for
+// long. Each call gets its own progress token.
+func WithProgress(ctx context.Context, fn func(mcp.ProgressParams)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func progressFrom(ctx context.Context) func(mcp.ProgressParams) {
+	fn, _ := ctx.Value(progressKey{}).(func(mcp.ProgressParams))
+	return fn
+}

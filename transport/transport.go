@@ -1,0 +1,78 @@
+package transport
+
+import (
+	"context"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// Transport is one connected MCP server, at the level of MCP operations.
+// Session implements it over any Conn; a transport whose wire is not JSON-RPC
+// may implement it directly. The registry cannot tell the difference.
+//
+// Every method is safe for concurrent use. List methods return every page.
+// A method whose feature the server did not declare returns an error wrapping
+// ErrCapability without sending anything. After Close, every method returns
+// an error wrapping ErrClosed.
+type Transport interface {
+	// ServerInfo returns what the handshake learned about the server.
+	ServerInfo() ServerInfo
+
+	ListTools(ctx context.Context) ([]mcp.Tool, error)
+	CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error)
+
+	ListResources(ctx context.Context) ([]mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error)
+	ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+
+	ListPrompts(ctx context.Context) ([]mcp.Prompt, error)
+	GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+
+	Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
+
+	// Subscribe registers fn to receive every notification the server sends
+	// that is not tied to one call (list changes, log messages, resource
+	// updates). Notifications are delivered in order, one at a time, on a
+	// goroutine of the transport's; fn must not block for long. The returned
+	// function removes the subscription.
+	//
+	// A transport that cannot carry notifications (gRPC) says so in
+	// ServerInfo().Notifications, and callers fall back to polling.
+	Subscribe(fn func(mcp.Notification)) (unsubscribe func())
+
+	// Close ends the connection, fails every pending call with an error
+	// wrapping ErrClosed, and returns within a bounded time.
+	Close() error
+}
+
+// ServerInfo is what a client knows about a connected server.
+type ServerInfo struct {
+	// ProtocolVersion is the negotiated revision, e.g. "2025-11-25".
+	ProtocolVersion string
+	Implementation  mcp.Implementation
+	Capabilities    mcp.ServerCapabilities
+	// Instructions is the server's advice for the model, if any; a host may
+	// add it to the system prompt.
+	Instructions string
+	// Notifications reports whether the transport delivers server
+	// notifications to Subscribe.
+	Notifications bool
+}
+
+// Handlers answer the requests a server sends to the client. The same
+// handler serves a legacy server-to-client request and a 2026-07-28
+// input_required round, so the caller writes it once. A nil handler means
+// the capability is not declared.
+type Handlers struct {
+	// Sampling answers sampling/createMessage: the server asks the client's
+	// model for a completion.
+	Sampling func(ctx context.Context, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// SamplingTools declares that Sampling accepts requests with tools.
+	SamplingTools bool
+	// Elicitation answers elicitation/create: the server asks the user.
+	Elicitation func(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// ElicitationURL declares URL mode next to form mode.
+	ElicitationURL bool
+	// Roots answers roots/list.
+	Roots func(ctx context.Context) ([]mcp.Root, error)
+}
