@@ -1,60 +1,448 @@
 package transport
 
+// Design note.
+//
+// Session is the one engine between a Conn (messages) and a Transport
+// (operations). Everything that is protocol rather than wire lives here, once:
+// id allocation, matching responses to calls, the handshake and era detection,
+// per-request _meta, multi round-trip retries, answering the server's
+// requests, progress, cancellation and pagination.
+//
+// Goroutines. A Session runs exactly two goroutines of its own for its whole
+// life, plus one per server-to-client request being answered:
+//
+//   - the reader calls Conn.Read in a loop. It routes a response to the
+//     waiting call through that call's buffered channel, queues notifications
+//     and progress for the event goroutine, and starts a handler goroutine for
+//     each server request. It never writes to the Conn and never runs user
+//     code, so a slow callback or a full pipe cannot stall the reading side
+//     (a reader that blocks on a write to a server that blocks on its own
+//     write is the classic stdio deadlock);
+//   - the event goroutine delivers notifications and progress to user
+//     callbacks one at a time, in arrival order.
+//
+// Calls run on their callers' goroutines: a call registers itself in the
+// pending map, writes its request and waits for its response, its context,
+// or the end of the session. Whoever removes a call from the pending map
+// completes it; that single rule is what keeps a late response, a
+// cancellation and a dying connection from racing each other.
+//
+// Shutdown. The first of Close and a fatal Read error records the reason and
+// closes done, which fails every pending call at once with an error wrapping
+// ErrClosed (our Close) or the Conn's error (which wraps ErrConnectionLost).
+// Then the Conn is closed (for stdio, the spec's stdin/SIGTERM/SIGKILL
+// sequence) and Close waits, bounded by Options.CloseTimeout, for the reader,
+// the event goroutine and any handler still running.
+
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 )
 
-var errTODO = errors.New("not implemented yet")
+// Session is a connected MCP server: it implements Transport over a Conn.
+// Create one with Connect. All methods are safe for concurrent use; many
+// calls may be in flight on one Session at once.
+type Session struct {
+	conn Conn
+	opts Options
+	log  *slog.Logger
 
-// Session is the one engine: it turns a Conn into a Transport.
-type Session struct{}
+	// Fixed after the handshake.
+	info     ServerInfo
+	modern   bool
+	metaBody []byte // 2026-07-28: the reserved _meta members every request carries
+	caps     mcp.ClientCapabilities
 
-// Connect runs the handshake over conn and returns a ready Session. Connect
-// takes ownership of conn: if the handshake fails, conn is closed before
-// Connect returns.
-func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) { return nil, errTODO }
+	nextID atomic.Int64
 
-// Call sends a request and decodes its result into result (which may be a
-// *json.RawMessage to keep it raw).
-func (s *Session) Call(ctx context.Context, method string, params, result any) error { return errTODO }
+	mu       sync.Mutex
+	pending  map[int64]*pendingCall
+	handlers map[string]context.CancelFunc // server requests being answered, by id
+	subs     []*subscriber
+	subSeq   int
 
-// Notify sends a notification.
-func (s *Session) Notify(ctx context.Context, method string, params any) error { return errTODO }
+	done      chan struct{} // closed when the session ends
+	errOnce   sync.Once
+	err       error // why it ended; set before done is closed
+	closeOnce sync.Once
+	closeErr  error
 
-// Ping checks that the server answers (legacy eras).
-func (s *Session) Ping(ctx context.Context) error { return errTODO }
-
-// Done is closed when the session has ended, by Close or by losing the Conn.
-func (s *Session) Done() <-chan struct{} { return nil }
-
-// Err returns why the session ended, or nil while it runs.
-func (s *Session) Err() error { return nil }
-
-func (s *Session) ServerInfo() ServerInfo                            { return ServerInfo{} }
-func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) { return nil, errTODO }
-func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	return nil, errTODO
+	events    eventQueue
+	readerCtx context.Context
+	stopRead  context.CancelFunc
+	wg        sync.WaitGroup // reader, event goroutine, handlers
 }
-func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) { return nil, errTODO }
-func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	return nil, errTODO
-}
-func (s *Session) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	return nil, errTODO
-}
-func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) { return nil, errTODO }
-func (s *Session) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	return nil, errTODO
-}
-func (s *Session) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return nil, errTODO
-}
-func (s *Session) Subscribe(fn func(mcp.Notification)) func() { return func() {} }
-func (s *Session) Close() error                               { return nil }
 
-var _ Transport = (*Session)(nil)
-var _ = json.RawMessage(nil)
+type pendingCall struct {
+	ch       chan reply // buffered 1: the reader never blocks on it
+	progress func(mcp.ProgressParams)
+}
+
+// reply is what completes a call: the server's response, or an error that
+// belongs to this call alone (a response too large to read).
+type reply struct {
+	msg *mcp.Message
+	err error
+}
+
+type subscriber struct {
+	id int
+	fn func(mcp.Notification)
+}
+
+// Connect runs the handshake over conn and returns a ready Session.
+//
+// Era detection follows the checklist (§1B.11): unless Options pins a legacy
+// revision, Connect first sends server/discover. A DiscoverResult, or a
+// -32022 error listing versions, means a 2026-07-28 server; any other error,
+// or silence for Options.ProbeTimeout, means a legacy server, which gets
+// initialize and notifications/initialized.
+//
+// Connect takes ownership of conn: if the handshake fails, conn is closed
+// (and for stdio its process group ended) before Connect returns.
+func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
+	s := newSession(conn, opts)
+	if err := s.handshake(ctx); err != nil {
+		s.Close()
+		if s.Err() != nil && !errors.Is(s.Err(), ErrClosed) && !errors.Is(err, s.Err()) {
+			err = fmt.Errorf("%w (%w)", err, s.Err())
+		}
+		return nil, fmt.Errorf("mcp handshake: %w", err)
+	}
+	return s, nil
+}
+
+func newSession(conn Conn, opts *Options) *Session {
+	s := &Session{
+		conn:     conn,
+		pending:  make(map[int64]*pendingCall),
+		handlers: make(map[string]context.CancelFunc),
+		done:     make(chan struct{}),
+	}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.ClientInfo.Name == "" {
+		s.opts.ClientInfo = mcp.Implementation{Name: "tako", Version: Version}
+	}
+	if s.opts.ProbeTimeout <= 0 {
+		s.opts.ProbeTimeout = 3 * time.Second
+	}
+	if s.opts.CloseTimeout <= 0 {
+		s.opts.CloseTimeout = 5 * time.Second
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s.caps = s.opts.Handlers.capabilities()
+	s.events.init()
+	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
+	s.wg.Add(2)
+	go s.readLoop()
+	go s.eventLoop()
+	return s
+}
+
+func (h *Handlers) capabilities() mcp.ClientCapabilities {
+	var c mcp.ClientCapabilities
+	if h.Roots != nil {
+		c.Roots = &mcp.RootsCapability{}
+	}
+	if h.Sampling != nil {
+		c.Sampling = &mcp.SamplingCapability{}
+		if h.SamplingTools {
+			c.Sampling.Tools = &struct{}{}
+		}
+	}
+	if h.Elicitation != nil {
+		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}}
+		if h.ElicitationURL {
+			c.Elicitation.URL = &struct{}{}
+		}
+	}
+	return c
+}
+
+// ServerInfo returns what the handshake learned about the server.
+func (s *Session) ServerInfo() ServerInfo { return s.info }
+
+// Done is closed when the session has ended, by Close or because the Conn
+// was lost.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns why the session ended, or nil while it runs. After Close it
+// wraps ErrClosed; after the server went away, the Conn's error (which wraps
+// ErrConnectionLost).
+func (s *Session) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// Close ends the session: every pending call fails with an error wrapping
+// ErrClosed, the Conn is closed, and Close waits (bounded by
+// Options.CloseTimeout) for the session's goroutines. It is idempotent and
+// returns the Conn's Close error.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.end(ErrClosed)
+		s.closeErr = s.conn.Close()
+		s.stopRead()
+		waited := make(chan struct{})
+		go func() { s.wg.Wait(); close(waited) }()
+		t := time.NewTimer(s.opts.CloseTimeout)
+		defer t.Stop()
+		select {
+		case <-waited:
+		case <-t.C:
+			s.log.Warn("mcp: session goroutines still running after close timeout", "timeout", s.opts.CloseTimeout)
+		}
+	})
+	return s.closeErr
+}
+
+// end records why the session ended and wakes every waiter. The first reason
+// wins.
+func (s *Session) end(reason error) {
+	s.errOnce.Do(func() {
+		s.mu.Lock()
+		s.err = reason
+		cancels := make([]context.CancelFunc, 0, len(s.handlers))
+		for _, c := range s.handlers {
+			cancels = append(cancels, c)
+		}
+		s.mu.Unlock()
+		close(s.done)
+		for _, c := range cancels {
+			c()
+		}
+		s.events.close()
+	})
+}
+
+// readLoop is the reader goroutine; see the design note.
+func (s *Session) readLoop() {
+	defer s.wg.Done()
+	for {
+		msg, err := s.conn.Read(s.readerCtx)
+		if err != nil {
+			var me *MessageError
+			if errors.As(err, &me) {
+				s.failOne(me)
+				continue
+			}
+			select {
+			case <-s.done: // closed by us; the Read error is the echo of that
+			default:
+				s.log.Debug("mcp: connection ended", "err", err)
+				s.end(err)
+				// Release what the Conn holds (a dead child's pipes) even if
+				// the owner never calls Close.
+				s.conn.Close()
+			}
+			return
+		}
+		switch {
+		case msg.IsResponse():
+			s.deliver(msg)
+		case msg.IsRequest():
+			s.serveRequest(msg)
+		default:
+			s.notification(msg)
+		}
+	}
+}
+
+// failOne fails the one call a bad message belonged to.
+func (s *Session) failOne(me *MessageError) {
+	n, ok := me.ID.Int64()
+	if ok {
+		if pc := s.take(n); pc != nil {
+			pc.ch <- reply{err: me}
+			return
+		}
+	}
+	s.log.Warn("mcp: dropped a bad message", "err", me)
+}
+
+// take removes call n from the pending map; the caller then owns completing
+// it. It returns nil when someone else got there first.
+func (s *Session) take(n int64) *pendingCall {
+	s.mu.Lock()
+	pc := s.pending[n]
+	if pc != nil {
+		delete(s.pending, n)
+	}
+	s.mu.Unlock()
+	return pc
+}
+
+func (s *Session) deliver(msg *mcp.Message) {
+	n, ok := msg.ID.Int64()
+	var pc *pendingCall
+	if ok {
+		pc = s.take(n)
+	}
+	if pc == nil {
+		// A late answer to a cancelled call, or a peer answering an id no
+		// one asked for: never fatal, never delivered to the wrong caller.
+		s.log.Warn("mcp: response to no pending request", "id", msg.ID.String())
+		return
+	}
+	pc.ch <- reply{msg: msg}
+}
+
+func (s *Session) notification(msg *mcp.Message) {
+	switch msg.Method {
+	case mcp.NotificationProgress:
+		var p mcp.ProgressParams
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			s.log.Warn("mcp: bad progress notification", "err", err)
+			return
+		}
+		n, err := strconv.ParseInt(string(p.ProgressToken), 10, 64)
+		if err != nil {
+			s.log.Debug("mcp: progress for a token we did not send", "token", string(p.ProgressToken))
+			return
+		}
+		s.mu.Lock()
+		pc := s.pending[n]
+		s.mu.Unlock()
+		if pc == nil || pc.progress == nil {
+			return
+		}
+		fn := pc.progress
+		s.events.push(func() { fn(p) })
+		return
+	case mcp.NotificationCancelled:
+		var p mcp.CancelledParams
+		if err := json.Unmarshal(msg.Params, &p); err == nil {
+			s.mu.Lock()
+			cancel := s.handlers[p.RequestID.String()]
+			s.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		return
+	case mcp.NotificationMessage:
+		s.log.Debug("mcp: server log", "params", string(msg.Params))
+	}
+	n := mcp.Notification{Method: msg.Method, Params: msg.Params}
+	s.events.push(func() {
+		s.mu.Lock()
+		subs := s.subs
+		s.mu.Unlock()
+		for _, sub := range subs {
+			sub.fn(n)
+		}
+	})
+}
+
+// Subscribe registers fn for every notification not tied to one call (list
+// changes, log messages, resource updates). Notifications reach fn in order,
+// one at a time, on the session's event goroutine: fn must not block for
+// long, and must not wait for another call on this session to finish.
+func (s *Session) Subscribe(fn func(mcp.Notification)) (unsubscribe func()) {
+	s.mu.Lock()
+	s.subSeq++
+	id := s.subSeq
+	// Copy on write: the event goroutine reads the slice without the lock.
+	s.subs = append(slices.Clip(s.subs), &subscriber{id: id, fn: fn})
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.subs = slices.DeleteFunc(slices.Clone(s.subs), func(x *subscriber) bool { return x.id == id })
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) eventLoop() {
+	defer s.wg.Done()
+	for {
+		fn, ok := s.events.pop()
+		if !ok {
+			return
+		}
+		fn()
+	}
+}
+
+// eventQueue is an unbounded FIFO of callbacks: the reader must never block
+// on a slow subscriber.
+type eventQueue struct {
+	mu     sync.Mutex
+	items  []func()
+	wake   chan struct{}
+	closed bool
+}
+
+func (q *eventQueue) init() { q.wake = make(chan struct{}, 1) }
+
+func (q *eventQueue) push(fn func()) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, fn)
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// barrier waits until every callback queued before it has run, or until
+// done is closed.
+func (q *eventQueue) barrier(done <-chan struct{}) {
+	passed := make(chan struct{})
+	q.push(func() { close(passed) })
+	select {
+	case <-passed:
+	case <-done:
+	}
+}
+
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.items = nil
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) pop() (func(), bool) {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return nil, false
+		}
+		if len(q.items) > 0 {
+			fn := q.items[0]
+			q.items[0] = nil
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return fn, true
+		}
+		q.mu.Unlock()
+		<-q.wake
+	}
+}

@@ -1,0 +1,325 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// maxInputRounds bounds the multi round-trip retries of one call, so that a
+// server that asks for input forever cannot hold a caller forever.
+const maxInputRounds = 16
+
+// Call sends a request and decodes its result into result, which may be a
+// *json.RawMessage to keep it raw, or nil to discard it. params may be nil,
+// raw JSON, or a value that marshals to a JSON object.
+//
+// Call is the engine's general path: on the 2026-07-28 wire it adds the
+// per-request _meta, and for tools/call, prompts/get and resources/read it
+// answers input_required rounds through Options.Handlers. A JSON-RPC error
+// from the server is returned as an *mcp.Error.
+func (s *Session) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := marshalObject(params)
+	if err != nil {
+		return err
+	}
+	res, err := s.call(ctx, method, raw)
+	if err != nil {
+		return err
+	}
+	return decodeResult(method, res, result)
+}
+
+func decodeResult(method string, res json.RawMessage, result any) error {
+	switch r := result.(type) {
+	case nil:
+		return nil
+	case *json.RawMessage:
+		*r = res
+		return nil
+	}
+	if err := json.Unmarshal(res, result); err != nil {
+		return fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+	}
+	return nil
+}
+
+// call runs one logical request: the round trip and, where the method allows
+// it, the input_required rounds that follow.
+func (s *Session) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if s.opts.CallTimeout > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
+			defer cancel()
+		}
+	}
+	res, err := s.roundTrip(ctx, method, params, true)
+	if err != nil || !s.modern || !mrtrMethod(method) {
+		return res, err
+	}
+	for round := 0; ; round++ {
+		var head struct {
+			ResultType    string                      `json:"resultType"`
+			InputRequests map[string]mcp.InputRequest `json:"inputRequests"`
+			RequestState  json.RawMessage             `json:"requestState"`
+		}
+		if err := json.Unmarshal(res, &head); err != nil {
+			return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+		}
+		switch head.ResultType {
+		case "", mcp.ResultTypeComplete:
+			return res, nil
+		case mcp.ResultTypeInputRequired:
+		default:
+			return nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
+		}
+		if round >= maxInputRounds {
+			return nil, fmt.Errorf("%w: %s still asks for input after %d rounds", ErrProtocol, method, round)
+		}
+		var extra []member
+		if len(head.InputRequests) > 0 {
+			responses, err := s.fulfil(ctx, head.InputRequests)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", method, err)
+			}
+			extra = append(extra, member{"inputResponses", responses})
+		}
+		if len(head.RequestState) > 0 && string(head.RequestState) != "null" {
+			// Byte for byte, as the server sent it (MRTR [M]).
+			extra = append(extra, member{"requestState", head.RequestState})
+		}
+		retry, err := setMembers(params, extra)
+		if err != nil {
+			return nil, err
+		}
+		// Each round is a new request with a new id (MRTR [M]).
+		res, err = s.roundTrip(ctx, method, retry, true)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func mrtrMethod(m string) bool {
+	return m == mcp.MethodToolsCall || m == mcp.MethodPromptsGet || m == mcp.MethodResourcesRead
+}
+
+// roundTrip sends one request and waits for its response. withMeta adds the
+// era's _meta members (and a progress token when the context asks for
+// progress).
+func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool) (json.RawMessage, error) {
+	select {
+	case <-s.done:
+		return nil, fmt.Errorf("%s: %w", method, s.err)
+	default:
+	}
+	n := s.nextID.Add(1)
+	id := mcp.Int64ID(n)
+	pc := &pendingCall{ch: make(chan reply, 1)}
+	if withMeta {
+		var meta []byte
+		if s.modern {
+			meta = s.metaBody
+		}
+		if fn := progressFrom(ctx); fn != nil {
+			pc.progress = fn
+			if len(meta) > 0 {
+				meta = append(append(meta[:len(meta):len(meta)], ','), `"progressToken":`...)
+			} else {
+				meta = []byte(`"progressToken":`)
+			}
+			meta = strconv.AppendInt(meta, n, 10)
+		}
+		if len(meta) > 0 {
+			var err error
+			if params, err = addMeta(params, meta); err != nil {
+				return nil, err
+			}
+		}
+	}
+	msg := &mcp.Message{ID: id, Method: method, Params: params}
+
+	s.mu.Lock()
+	s.pending[n] = pc
+	s.mu.Unlock()
+	if err := s.conn.Write(ctx, msg); err != nil {
+		s.take(n)
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("%s: %w", method, s.err)
+		default:
+		}
+		return nil, fmt.Errorf("%s: write: %w", method, err)
+	}
+
+	select {
+	case r := <-pc.ch:
+		if pc.progress != nil {
+			// Progress the server sent before its answer may still be in
+			// the event queue; let it reach the callback first, so a caller
+			// sees all of a call's progress by the time the call returns.
+			s.events.barrier(s.done)
+		}
+		return r.result(method)
+	case <-ctx.Done():
+		if s.take(n) == nil {
+			// The response won the race; it is in the channel.
+			return (<-pc.ch).result(method)
+		}
+		if method != mcp.MethodInitialize && method != mcp.MethodDiscover {
+			s.sendCancel(id, ctx.Err())
+		}
+		return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
+	case <-s.done:
+		if s.take(n) == nil {
+			return (<-pc.ch).result(method)
+		}
+		return nil, fmt.Errorf("%s: %w", method, s.err)
+	}
+}
+
+func (r reply) result(method string) (json.RawMessage, error) {
+	if r.err != nil {
+		return nil, fmt.Errorf("%s: %w", method, r.err)
+	}
+	if r.msg.Error != nil {
+		return nil, r.msg.Error
+	}
+	if len(r.msg.Result) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	return r.msg.Result, nil
+}
+
+// sendCancel tells the server that the caller gave up on request id
+// (notifications/cancelled; on modern HTTP a Conn may instead close the
+// stream, which it learns from the same notification).
+func (s *Session) sendCancel(id mcp.ID, cause error) {
+	reason := "cancelled"
+	if errors.Is(cause, context.DeadlineExceeded) {
+		reason = "timeout"
+	}
+	b := append([]byte(`{"requestId":`), id.AppendJSON(nil)...)
+	b = append(b, `,"reason":`...)
+	b = mcp.AppendJSONString(b, reason)
+	b = append(b, '}')
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.conn.Write(ctx, &mcp.Message{Method: mcp.NotificationCancelled, Params: b}); err != nil {
+		s.log.Debug("mcp: could not send cancellation", "id", id.String(), "err", err)
+	}
+}
+
+// Notify sends a notification to the server.
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalObject(params)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-s.done:
+		return fmt.Errorf("%s: %w", method, s.err)
+	default:
+	}
+	return s.conn.Write(ctx, &mcp.Message{Method: method, Params: raw})
+}
+
+// marshalObject turns params into raw JSON; nil stays nil.
+func marshalObject(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return p, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: marshal params: %w", err)
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
+}
+
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// addMeta puts the members in meta (a comma-separated list of "key":value
+// pairs, without braces) into params._meta. The common case, params without
+// a _meta of their own, is a splice with no parsing; params that carry
+// _meta are merged, keeping the caller's keys unless they collide with the
+// engine's.
+func addMeta(params json.RawMessage, meta []byte) (json.RawMessage, error) {
+	body := bytes.TrimSpace(params)
+	if len(body) == 0 || string(body) == "null" || string(body) == "{}" {
+		out := make([]byte, 0, len(meta)+12)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, meta...)
+		return append(out, "}}"...), nil
+	}
+	if body[0] != '{' {
+		return nil, fmt.Errorf("mcp: params must be a JSON object, got %.20s", body)
+	}
+	if !bytes.Contains(body, []byte(`"_meta"`)) {
+		out := make([]byte, 0, len(body)+len(meta)+12)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, meta...)
+		out = append(out, "},"...)
+		return append(out, body[1:]...), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, fmt.Errorf("mcp: params: %w", err)
+	}
+	var have map[string]json.RawMessage
+	if m, ok := obj["_meta"]; ok && string(m) != "null" {
+		if err := json.Unmarshal(m, &have); err != nil {
+			return nil, fmt.Errorf("mcp: params._meta: %w", err)
+		}
+	}
+	var ours map[string]json.RawMessage
+	if err := json.Unmarshal(append(append([]byte{'{'}, meta...), '}'), &ours); err != nil {
+		return nil, fmt.Errorf("mcp: engine _meta: %w", err)
+	}
+	if have == nil {
+		have = ours
+	} else {
+		for k, v := range ours {
+			have[k] = v
+		}
+	}
+	mb, err := json.Marshal(have)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = mb
+	return json.Marshal(obj)
+}
+
+// setMembers returns params with the given top-level members set (replaced
+// if present). It is used for MRTR retries, which are rare, so clarity wins
+// over speed.
+func setMembers(params json.RawMessage, ms []member) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if body := bytes.TrimSpace(params); len(body) > 0 && string(body) != "null" {
+		if err := json.Unmarshal(body, &obj); err != nil {
+			return nil, fmt.Errorf("mcp: params: %w", err)
+		}
+	}
+	for _, m := range ms {
+		obj[m.key] = m.value
+	}
+	return json.Marshal(obj)
+}

@@ -1,0 +1,195 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// handshake decides the era and negotiates the version (checklist §1A, §1B).
+func (s *Session) handshake(ctx context.Context) error {
+	want := s.opts.ProtocolVersion
+	if want != "" && !mcp.IsSupportedVersion(want) {
+		return fmt.Errorf("%w: tako does not speak %q", ErrUnsupportedVersion, want)
+	}
+	if want == "" || mcp.IsModernVersion(want) {
+		version := want
+		if version == "" {
+			version = mcp.LatestVersion
+		}
+		done, err := s.discover(ctx, version, want != "")
+		if done || err != nil {
+			return err
+		}
+		if want != "" {
+			return fmt.Errorf("%w: the server does not answer server/discover for %s", ErrUnsupportedVersion, want)
+		}
+	}
+	legacy := want
+	if legacy == "" {
+		legacy = mcp.LatestLegacyVersion
+	}
+	return s.initialize(ctx, legacy)
+}
+
+// discover probes with server/discover. It returns done=true when the server
+// is modern and the session is ready, done=false (and no error) when the
+// server looks legacy and initialize should follow.
+func (s *Session) discover(ctx context.Context, version string, pinned bool) (done bool, err error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		s.setModern(version)
+		pctx, cancel := context.WithTimeout(ctx, s.opts.ProbeTimeout)
+		res, err := s.roundTrip(pctx, mcp.MethodDiscover, nil, true)
+		cancel()
+		if err == nil {
+			var r mcp.DiscoverResult
+			if err := json.Unmarshal(res, &r); err != nil {
+				return false, fmt.Errorf("%w: server/discover result: %v", ErrProtocol, err)
+			}
+			if len(r.SupportedVersions) > 0 && !slices.Contains(r.SupportedVersions, version) {
+				if v := newestModern(r.SupportedVersions); v != "" && attempt == 0 && !pinned {
+					version = v
+					continue
+				}
+				if v := newestLegacy(r.SupportedVersions); v != "" && !pinned {
+					s.clearModern()
+					return false, s.initialize(ctx, v)
+				}
+				return false, fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, r.SupportedVersions)
+			}
+			s.info = ServerInfo{
+				ProtocolVersion: version,
+				Capabilities:    r.Capabilities,
+				Instructions:    r.Instructions,
+				Notifications:   true,
+			}
+			if raw, ok := r.Meta[mcp.MetaServerInfo]; ok {
+				_ = json.Unmarshal(raw, &s.info.Implementation) // display only
+			}
+			return true, nil
+		}
+		var rpcErr *mcp.Error
+		switch {
+		case errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeUnsupportedProtocolVersion:
+			// A modern server that wants another modern version: modern
+			// evidence, so no fallback (checklist §1B.11).
+			var data mcp.UnsupportedVersionData
+			_ = json.Unmarshal(rpcErr.Data, &data)
+			v := newestModern(data.Supported)
+			if v == "" || attempt > 0 || pinned {
+				if v := newestLegacy(data.Supported); v != "" && !pinned {
+					s.clearModern()
+					return false, s.initialize(ctx, v)
+				}
+				return false, fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, data.Supported)
+			}
+			version = v
+			continue
+		case ctx.Err() != nil:
+			return false, err
+		case s.Err() != nil:
+			// The connection itself died: nothing to fall back on.
+			return false, err
+		}
+		// Any other error, or silence: a legacy server.
+		s.log.Debug("mcp: server/discover probe failed; trying initialize", "err", err)
+		s.clearModern()
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: version negotiation did not settle", ErrUnsupportedVersion)
+}
+
+func (s *Session) setModern(version string) {
+	meta := map[string]any{
+		mcp.MetaProtocolVersion:    version,
+		mcp.MetaClientCapabilities: s.caps,
+		mcp.MetaClientInfo:         s.opts.ClientInfo,
+	}
+	if s.opts.LogLevel != "" {
+		meta[mcp.MetaLogLevel] = s.opts.LogLevel
+	}
+	b, _ := json.Marshal(meta) // plain structs and strings: cannot fail
+	s.modern = true
+	s.metaBody = b[1 : len(b)-1]
+}
+
+func (s *Session) clearModern() {
+	s.modern = false
+	s.metaBody = nil
+}
+
+func newestModern(vs []string) string {
+	best := ""
+	for _, v := range vs {
+		if mcp.IsSupportedVersion(v) && mcp.IsModernVersion(v) && v > best {
+			best = v
+		}
+	}
+	return best
+}
+
+func newestLegacy(vs []string) string {
+	best := ""
+	for _, v := range vs {
+		if mcp.IsSupportedVersion(v) && !mcp.IsModernVersion(v) && v > best {
+			best = v
+		}
+	}
+	return best
+}
+
+// initialize runs the legacy handshake: initialize, then
+// notifications/initialized (checklist §1A).
+func (s *Session) initialize(ctx context.Context, version string) error {
+	for attempt := 0; ; attempt++ {
+		params := &mcp.InitializeParams{
+			ProtocolVersion: version,
+			Capabilities:    s.caps,
+			ClientInfo:      s.opts.ClientInfo,
+		}
+		raw, _ := json.Marshal(params)
+		res, err := s.roundTrip(ctx, mcp.MethodInitialize, raw, false)
+		if err != nil {
+			// Some servers refuse an unknown version with -32602 and the
+			// list they support instead of offering one: retry once.
+			var rpcErr *mcp.Error
+			if attempt == 0 && errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 {
+				var data mcp.UnsupportedVersionData
+				if json.Unmarshal(rpcErr.Data, &data) == nil {
+					if v := newestLegacy(data.Supported); v != "" && v != version {
+						version = v
+						continue
+					}
+				}
+			}
+			return err
+		}
+		var r mcp.InitializeResult
+		if err := json.Unmarshal(res, &r); err != nil {
+			return fmt.Errorf("%w: initialize result: %v", ErrProtocol, err)
+		}
+		if !mcp.IsSupportedVersion(r.ProtocolVersion) || mcp.IsModernVersion(r.ProtocolVersion) {
+			return fmt.Errorf("%w: server answered initialize with version %q", ErrUnsupportedVersion, r.ProtocolVersion)
+		}
+		s.info = ServerInfo{
+			ProtocolVersion: r.ProtocolVersion,
+			Implementation:  r.ServerInfo,
+			Capabilities:    r.Capabilities,
+			Instructions:    r.Instructions,
+			Notifications:   true,
+		}
+		if err := s.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
+			return err
+		}
+		if s.opts.LogLevel != "" && r.Capabilities.Logging != nil {
+			if err := s.Call(ctx, mcp.MethodLoggingSetLevel, &mcp.SetLevelParams{Level: s.opts.LogLevel}, nil); err != nil {
+				s.log.Warn("mcp: logging/setLevel failed", "err", err)
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,174 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// maxPages bounds a paginated listing, so that a server that hands out
+// cursors forever cannot hold a caller forever.
+const maxPages = 10000
+
+// listAll fetches every page of a paginated list method. page decodes one
+// result and returns its next cursor (nil at the end).
+func (s *Session) listAll(ctx context.Context, method string, page func(json.RawMessage) (*string, error)) error {
+	var cursor *string
+	seen := map[string]bool{}
+	for i := 0; i < maxPages; i++ {
+		params, _ := json.Marshal(&mcp.ListParams{Cursor: cursor})
+		if cursor == nil {
+			params = nil
+		}
+		res, err := s.call(ctx, method, params)
+		if err != nil {
+			return err
+		}
+		next, err := page(res)
+		if err != nil {
+			return fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+		}
+		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
+		// only an absent nextCursor ends the list.
+		if next == nil || (!s.modern && *next == "") {
+			return nil
+		}
+		if seen[*next] {
+			return fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *next)
+		}
+		seen[*next] = true
+		cursor = next
+	}
+	return fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
+}
+
+// ListTools returns every tool the server offers, all pages merged. A
+// server that did not declare the tools capability has none.
+func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	if s.info.Capabilities.Tools == nil {
+		return nil, nil
+	}
+	var tools []mcp.Tool
+	err := s.listAll(ctx, mcp.MethodToolsList, func(raw json.RawMessage) (*string, error) {
+		var r mcp.ListToolsResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+		tools = append(tools, r.Tools...)
+		return r.NextCursor, nil
+	})
+	return tools, err
+}
+
+// CallTool calls a tool. A tool that fails reports it in the result
+// (IsError), not as a Go error: a model should see it.
+func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	var r mcp.CallToolResult
+	if err := s.Call(ctx, mcp.MethodToolsCall, p, &r); err != nil {
+		return nil, err
+	}
+	if r.Content == nil {
+		r.Content = []mcp.Content{}
+	}
+	return &r, nil
+}
+
+// ListResources returns every resource the server lists.
+func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
+	if s.info.Capabilities.Resources == nil {
+		return nil, nil
+	}
+	var out []mcp.Resource
+	err := s.listAll(ctx, mcp.MethodResourcesList, func(raw json.RawMessage) (*string, error) {
+		var r mcp.ListResourcesResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.Resources...)
+		return r.NextCursor, nil
+	})
+	return out, err
+}
+
+// ListResourceTemplates returns every resource template the server lists.
+func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
+	if s.info.Capabilities.Resources == nil {
+		return nil, nil
+	}
+	var out []mcp.ResourceTemplate
+	err := s.listAll(ctx, mcp.MethodResourcesTemplatesList, func(raw json.RawMessage) (*string, error) {
+		var r mcp.ListResourceTemplatesResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.ResourceTemplates...)
+		return r.NextCursor, nil
+	})
+	return out, err
+}
+
+// ReadResource reads one resource.
+func (s *Session) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if s.info.Capabilities.Resources == nil {
+		return nil, fmt.Errorf("%w: resources", ErrCapability)
+	}
+	var r mcp.ReadResourceResult
+	if err := s.Call(ctx, mcp.MethodResourcesRead, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ListPrompts returns every prompt the server lists.
+func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
+	if s.info.Capabilities.Prompts == nil {
+		return nil, nil
+	}
+	var out []mcp.Prompt
+	err := s.listAll(ctx, mcp.MethodPromptsList, func(raw json.RawMessage) (*string, error) {
+		var r mcp.ListPromptsResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.Prompts...)
+		return r.NextCursor, nil
+	})
+	return out, err
+}
+
+// GetPrompt fetches one prompt with its arguments filled in.
+func (s *Session) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if s.info.Capabilities.Prompts == nil {
+		return nil, fmt.Errorf("%w: prompts", ErrCapability)
+	}
+	var r mcp.GetPromptResult
+	if err := s.Call(ctx, mcp.MethodPromptsGet, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Complete asks for completions of a prompt or resource-template argument.
+func (s *Session) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if s.info.Capabilities.Completions == nil {
+		return nil, fmt.Errorf("%w: completions", ErrCapability)
+	}
+	var r mcp.CompleteResult
+	if err := s.Call(ctx, mcp.MethodComplete, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Ping checks that the server answers. On 2026-07-28, which has no ping,
+// it sends server/discover instead.
+func (s *Session) Ping(ctx context.Context) error {
+	if s.modern {
+		return s.Call(ctx, mcp.MethodDiscover, nil, nil)
+	}
+	return s.Call(ctx, mcp.MethodPing, nil, nil)
+}
+
+var _ Transport = (*Session)(nil)
