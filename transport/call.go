@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -122,7 +123,8 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	}
 	n := s.nextID.Add(1)
 	id := mcp.Int64ID(n)
-	pc := &pendingCall{ch: make(chan reply, 1)}
+	pc := getPending()
+	defer putPending(pc)
 	if withMeta {
 		var meta []byte
 		if s.modern {
@@ -183,6 +185,19 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 		}
 		return nil, fmt.Errorf("%s: %w", method, s.err)
 	}
+}
+
+// pendingPool recycles pendingCall values and their channels: a call costs
+// no channel allocation. Reuse is safe because a call's channel receives at
+// most one value, and the call has received it (or nobody will send it,
+// because the call took itself out of the pending map) before it returns.
+var pendingPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan reply, 1)} }}
+
+func getPending() *pendingCall { return pendingPool.Get().(*pendingCall) }
+
+func putPending(pc *pendingCall) {
+	pc.progress = nil
+	pendingPool.Put(pc)
 }
 
 func (r reply) result(method string) (json.RawMessage, error) {
