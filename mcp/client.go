@@ -110,7 +110,10 @@ type ElicitParams struct {
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	URL             string          `json:"url,omitempty"`
 	ElicitationID   string          `json:"elicitationId,omitempty"`
-	Meta            Meta            `json:"_meta,omitempty"`
+	// Task asks a 2025-11-25 client that declared
+	// tasks.requests.elicitation.create to run the elicitation as a task.
+	Task *TaskParams `json:"task,omitempty"`
+	Meta Meta        `json:"_meta,omitempty"`
 }
 
 // Elicitation actions.

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -106,15 +107,88 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	default:
 		n, err := strconv.ParseInt(string(b), 10, 64)
 		if err != nil {
-			f, ferr := strconv.ParseFloat(string(b), 64)
-			if ferr != nil || f != float64(int64(f)) {
+			var ok bool
+			if n, ok = parseIntegral(string(b)); !ok {
 				return fmt.Errorf("mcp: id %s is neither a string nor an integer", b)
 			}
-			n = int64(f)
 		}
 		*id = Int64ID(n)
 	}
 	return nil
+}
+
+// parseIntegral parses a JSON number written with a fraction or an exponent
+// (3.0, 1e3, 12.50e1) and reports whether it is exactly an integer that fits
+// in an int64. It works on the decimal digits rather than through float64:
+// a float64 holds integers exactly only up to 2^53, so 9007199254740993.0
+// would otherwise become the id 9007199254740992, and -9223372036854775809.0
+// would become math.MinInt64, answering a different request.
+func parseIntegral(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	mant, exp := s, "0"
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
+	intPart, frac := mant, ""
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+		if frac == "" {
+			return 0, false
+		}
+	}
+	if !isDigits(intPart) || (frac != "" && !isDigits(frac)) {
+		return 0, false
+	}
+	expNeg := false
+	if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+		expNeg = exp[0] == '-'
+		exp = exp[1:]
+	}
+	if !isDigits(exp) {
+		return 0, false
+	}
+	// An exponent beyond a few digits can only mean "out of range" or "not
+	// an integer"; capping it keeps the arithmetic below in bounds.
+	e := 1 << 20
+	if len(exp) <= 6 {
+		e, _ = strconv.Atoi(exp)
+	}
+	if expNeg {
+		e = -e
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	e -= len(frac)
+	if digits == "" {
+		return 0, true
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		e++
+	}
+	if e < 0 || len(digits)+e > 19 {
+		return 0, false
+	}
+	lit := digits + strings.Repeat("0", e)
+	if neg {
+		lit = "-" + lit
+	}
+	n, err := strconv.ParseInt(lit, 10, 64)
+	return n, err == nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Message is one JSON-RPC 2.0 message in any of its three shapes:
@@ -218,8 +292,11 @@ type wireMessage struct {
 var ErrNotJSONRPC = errors.New("mcp: not a JSON-RPC 2.0 message")
 
 // DecodeMessage parses one JSON-RPC message. It rejects batches (see
-// DecodeMessages), a missing or wrong "jsonrpc" member, and responses that
-// carry neither result nor error.
+// DecodeMessages), a missing or wrong "jsonrpc" member, responses that
+// carry neither result nor error or both, and requests or notifications that
+// carry a result or an error. A null member counts as absent, since some
+// peers send "result":null next to an error; params on a response are
+// ignored.
 //
 // The returned message's Params and Result alias data; callers that reuse
 // data must copy them first.
@@ -235,9 +312,20 @@ func DecodeMessage(data []byte) (*Message, error) {
 	if w.ID != nil {
 		m.ID = *w.ID
 	}
-	if m.Method == "" {
+	if string(m.Result) == "null" && (m.Error != nil || m.Method != "") {
+		m.Result = nil
+	}
+	if m.Method != "" {
+		if m.Result != nil || m.Error != nil {
+			return nil, fmt.Errorf("%w: %s message carries a result or an error", ErrNotJSONRPC, m.Method)
+		}
+	} else {
+		m.Params = nil
 		if m.Error == nil && m.Result == nil {
 			return nil, fmt.Errorf("%w: response without result or error", ErrNotJSONRPC)
+		}
+		if m.Error != nil && m.Result != nil {
+			return nil, fmt.Errorf("%w: response with both result and error", ErrNotJSONRPC)
 		}
 		if m.Error == nil && !m.ID.IsValid() {
 			return nil, fmt.Errorf("%w: result without id", ErrNotJSONRPC)
@@ -348,6 +436,8 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error formats the code and message, and the data when it is short, for
+// logs and error chains.
 func (e *Error) Error() string {
 	if len(e.Data) > 0 && len(e.Data) < 512 {
 		return fmt.Sprintf("jsonrpc error %d: %s (data: %s)", e.Code, e.Message, e.Data)

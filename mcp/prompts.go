@@ -31,7 +31,13 @@ type ListPromptsResult struct {
 type GetPromptParams struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments,omitempty"`
-	Meta      Meta              `json:"_meta,omitempty"`
+	// InputResponses and RequestState retry a 2026-07-28 request whose
+	// result was input_required: the answers to its InputRequests, keyed
+	// as they were, and its RequestState byte for byte (nil if it had
+	// none). Leave both empty on a first attempt.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   *string                    `json:"requestState,omitempty"`
+	Meta           Meta                       `json:"_meta,omitempty"`
 }
 
 // GetPromptResult is the result of prompts/get.
@@ -59,9 +65,10 @@ type CompleteParams struct {
 // CompleteRef names what is being completed: {type:"ref/prompt", name} or
 // {type:"ref/resource", uri}.
 type CompleteRef struct {
-	Type string `json:"type"`
-	Name string `json:"name,omitempty"`
-	URI  string `json:"uri,omitempty"`
+	Type  string `json:"type"`
+	Name  string `json:"name,omitempty"`
+	Title string `json:"title,omitempty"`
+	URI   string `json:"uri,omitempty"`
 }
 
 // CompleteArgument is the argument being completed and its partial value.

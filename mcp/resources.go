@@ -1,5 +1,7 @@
 package mcp
 
+import "encoding/json"
+
 // Resource is one entry of resources/list.
 type Resource struct {
 	URI         string       `json:"uri"`
@@ -48,8 +50,14 @@ type ListResourceTemplatesResult struct {
 
 // ReadResourceParams are the params of resources/read.
 type ReadResourceParams struct {
-	URI  string `json:"uri"`
-	Meta Meta   `json:"_meta,omitempty"`
+	URI string `json:"uri"`
+	// InputResponses and RequestState retry a 2026-07-28 request whose
+	// result was input_required: the answers to its InputRequests, keyed
+	// as they were, and its RequestState byte for byte (nil if it had
+	// none). Leave both empty on a first attempt.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   *string                    `json:"requestState,omitempty"`
+	Meta           Meta                       `json:"_meta,omitempty"`
 }
 
 // ReadResourceResult is the result of resources/read; a directory-like

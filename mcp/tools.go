@@ -64,7 +64,13 @@ type CallToolParams struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Task asks a 2025-11-25 server to run the call as a task.
 	Task *TaskParams `json:"task,omitempty"`
-	Meta Meta        `json:"_meta,omitempty"`
+	// InputResponses and RequestState retry a 2026-07-28 request whose
+	// result was input_required: the answers to its InputRequests, keyed
+	// as they were, and its RequestState byte for byte (nil if it had
+	// none). Leave both empty on a first attempt.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   *string                    `json:"requestState,omitempty"`
+	Meta           Meta                       `json:"_meta,omitempty"`
 }
 
 // TaskParams are the task augmentation of a 2025-11-25 request.
