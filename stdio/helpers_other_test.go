@@ -1,0 +1,9 @@
+//go:build !unix
+
+package stdio_test
+
+import "syscall"
+
+func ignoreSIGTERM() {}
+
+func spawnAttr(bool) *syscall.SysProcAttr { return nil }

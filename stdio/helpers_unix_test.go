@@ -1,0 +1,19 @@
+//go:build unix
+
+package stdio_test
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func ignoreSIGTERM() { signal.Ignore(syscall.SIGTERM) }
+
+// spawnAttr keeps a grandchild in the server's process group, as npx's
+// children are, or with setsid moves it out, as a daemonizing child would.
+func spawnAttr(setsid bool) *syscall.SysProcAttr {
+	if setsid {
+		return &syscall.SysProcAttr{Setsid: true}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package stdio
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// scanAll feeds data to a scanner in pieces of n bytes (all at once if n
+// is zero).
+func scanAll(data []byte, n int) (mcp.ID, bool) {
+	var s idScanner
+	if n <= 0 {
+		n = len(data) + 1
+	}
+	for len(data) > 0 {
+		k := min(n, len(data))
+		s.feed(data[:k])
+		data = data[k:]
+	}
+	return s.result()
+}
+
+var scanIDSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","result":{"id":2,"text":"\"id\":3"},"id":"x\"y"}`,
+	`{"a":"id","id":4}`,
+	`{"a":"\"id\":5","b":"\\","id":6}`,
+	`{"i\u0064":7}`,
+	`{"\u0069\u0064":"eight","\u006dethod":"m"}`,
+	`{"id":null}`,
+	`{"id":1.0}`,
+	`{"id":1e3}`,
+	`{"id":1.5}`,
+	`{"id":[1]}`,
+	`{"id":{"id":1}}`,
+	`[{"id":1}]`,
+	`{"id":1,"id":2}`,
+	`{"id":1,"id":{}}`,
+	`{"method":"tools/call","id":9,"params":{"id":10}}`,
+	`{"ids":1,"xid":2}`,
+	`{"\"id":1}`,
+	`{"x":{"id":7},"y":[{"id":8}]}`,
+	`{ "id" : "a\\\"b" , "result" : [ "]" , "}" ] }`,
+	`{"id":-0}`,
+	`{"id":123456789012345678901}`,
+	`{"id":true}`,
+	`{"id":"\ud83d\ude00"}`,
+	`{"id":`,
+	`{"id":"unterminated`,
+	`}}}`,
+	`""`,
+	`{"result":"\\\\\"","id":11}`,
+	"{\"id\"\t:\n12}",
+	`{"Id":13}`,
+}
+
+func TestScanID(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		id  mcp.ID
+		req bool
+	}{
+		{`{"jsonrpc":"2.0","result":{"id":2,"text":"\"id\":3"},"id":"x\"y"}`, mcp.StringID(`x"y`), false},
+		{`{"x":{"id":7},"y":[{"id":8}]}`, mcp.ID{}, false},
+		{`{"i\u0064":7}`, mcp.Int64ID(7), false},
+		{`{"method":"tools/call","id":9,"params":{"id":10}}`, mcp.Int64ID(9), true},
+		{`{"id":1,"id":{}}`, mcp.ID{}, false},
+		{`{"id":1e3}`, mcp.Int64ID(1000), false},
+		{`[{"id":1}]`, mcp.ID{}, false},
+	} {
+		for _, n := range []int{0, 1, 3} {
+			id, req := scanAll([]byte(tc.in), n)
+			if id != tc.id || req != tc.req {
+				t.Errorf("%s in pieces of %d: id %s, request %v; want %s, %v", tc.in, n, id, req, tc.id, tc.req)
+			}
+		}
+	}
+}
+
+// FuzzScanID checks the scanner against encoding/json: on any JSON object
+// it finds the same top-level id (and "method" member) however the input
+// is split, and on any input it neither panics nor depends on the split.
+func FuzzScanID(f *testing.F) {
+	for _, s := range scanIDSeeds {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(5))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		id, req := scanAll(data, int(split))
+		wholeID, wholeReq := scanAll(data, 0)
+		if id != wholeID || req != wholeReq {
+			t.Fatalf("split %d: %s/%v, whole: %s/%v", split, id, req, wholeID, wholeReq)
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil || m == nil {
+			return // not a JSON object: nothing to agree with
+		}
+		var want mcp.ID
+		if raw, ok := m["id"]; ok {
+			if len(raw) > maxIDCapture {
+				return // too long to capture, by design
+			}
+			if want.UnmarshalJSON(raw) != nil {
+				want = mcp.ID{}
+			}
+		}
+		_, wantReq := m["method"]
+		if id != want || req != wantReq {
+			t.Fatalf("scanner: id %s, request %v; encoding/json: id %s, request %v", id, req, want, wantReq)
+		}
+	})
+}
