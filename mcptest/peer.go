@@ -1,0 +1,803 @@
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// Peer is the client at the other end of one connection the server serves.
+// Tests get it from a Record or from Server.Peers, and use it to send the
+// client requests and notifications of their own. Its methods are safe for
+// concurrent use.
+type Peer struct {
+	srv  *Server
+	conn transport.Conn
+	num  int
+	ctx  context.Context // ends when Serve returns
+	wg   sync.WaitGroup  // request goroutines
+
+	mu            sync.Mutex
+	legacyVersion string // negotiated by initialize; "" until then
+	initialized   bool   // notifications/initialized seen
+	modernVersion string // from the last valid modern request
+	clientInfo    mcp.Implementation
+	clientCaps    mcp.ClientCapabilities // legacy: from initialize
+	logLevel      mcp.LoggingLevel       // legacy: from logging/setLevel
+	inflight      map[mcp.ID]*inflight   // the client's requests being served
+	pending       map[mcp.ID]chan *mcp.Message
+	abandoned     map[mcp.ID]bool // our requests given up on: a late answer is no violation
+	nextID        int64
+	listens       map[mcp.ID]mcp.SubscriptionFilter // modern listen streams
+	bogus         int64                             // ids for Junk and WrongID
+	died          bool
+}
+
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled bool // by notifications/cancelled: do not answer
+}
+
+// Num numbers the connection: 1 for the first the server served, and so on.
+func (p *Peer) Num() int { return p.num }
+
+// ProtocolVersion returns the revision the connection speaks: the one
+// negotiated by initialize, else the one of the last valid modern request,
+// else "".
+func (p *Peer) ProtocolVersion() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.legacyVersion != "" {
+		return p.legacyVersion
+	}
+	return p.modernVersion
+}
+
+// ClientInfo returns the clientInfo the client sent (in initialize, or in a
+// modern request's _meta).
+func (p *Peer) ClientInfo() mcp.Implementation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clientInfo
+}
+
+// Request sends the client a request and waits for its answer. It is how a
+// test plays a legacy server that pings, samples or asks for roots outside
+// any tool call. It does not check the era: sending a request to a modern
+// client is a protocol violation a test may want to provoke. If ctx ends
+// first, the client is sent notifications/cancelled.
+func (p *Peer) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	p.mu.Lock()
+	p.nextID++
+	id := mcp.Int64ID(p.nextID)
+	ch := make(chan *mcp.Message, 1)
+	p.pending[id] = ch
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.pending, id)
+		p.mu.Unlock()
+	}()
+	msg, err := mcp.NewRequest(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.write(ctx, msg); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return r.Result, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		p.abandoned[id] = true
+		p.mu.Unlock()
+		// The caller's context may be done while the connection lives:
+		// tell the client, as the spec asks of the side that gives up.
+		cancelled, _ := mcp.NewNotification(mcp.NotificationCancelled, mcp.CancelledParams{RequestID: id, Reason: ctx.Err().Error()})
+		wctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		_ = p.write(wctx, cancelled)
+		cancel()
+		return nil, ctx.Err()
+	case <-p.ctx.Done():
+		return nil, fmt.Errorf("mcptest: %s: %w", method, transport.ErrClosed)
+	}
+}
+
+// Ping sends the client a ping and waits for the empty answer.
+func (p *Peer) Ping(ctx context.Context) error {
+	_, err := p.Request(ctx, mcp.MethodPing, nil)
+	return err
+}
+
+// Notify sends the client a notification.
+func (p *Peer) Notify(ctx context.Context, method string, params any) error {
+	msg, err := mcp.NewNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return p.write(ctx, msg)
+}
+
+// Close closes the connection, as a crashing server would; Serve then
+// returns.
+func (p *Peer) Close() error {
+	p.mu.Lock()
+	p.died = true
+	p.mu.Unlock()
+	return p.conn.Close()
+}
+
+func (p *Peer) hasDied() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.died
+}
+
+func (p *Peer) write(ctx context.Context, m *mcp.Message) error {
+	return p.conn.Write(ctx, m)
+}
+
+// drain waits up to d for the requests in flight to finish. It returns a
+// channel closed when its helper goroutine has ended, which Serve waits for
+// so that nothing outlives it.
+func (p *Peer) drain(d time.Duration) <-chan struct{} {
+	idle := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(idle)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+		// Serve cancels what is left.
+	}
+	return idle
+}
+
+// receive handles one message read from the connection. It runs on Serve's
+// goroutine: responses and notifications are handled inline (so that a
+// notifications/cancelled is seen in order), requests on a goroutine each.
+func (p *Peer) receive(msg *mcp.Message) {
+	// The server keeps messages for records and handlers, so it takes its
+	// own copy of the raw parts: a Conn may reuse its buffers.
+	c := *msg
+	c.Params = bytes.Clone(msg.Params)
+	c.Result = bytes.Clone(msg.Result)
+	msg = &c
+	p.srv.record(p, msg)
+	switch {
+	case msg.IsResponse():
+		p.mu.Lock()
+		ch, ok := p.pending[msg.ID]
+		if ok {
+			delete(p.pending, msg.ID)
+		}
+		late := p.abandoned[msg.ID]
+		delete(p.abandoned, msg.ID)
+		p.mu.Unlock()
+		if !ok {
+			// An answer that crossed our cancellation on the wire is
+			// fine; one to an id we never used is not.
+			if !late {
+				p.srv.violation(p, "response to unknown request id %s", msg.ID)
+			}
+			return
+		}
+		ch <- msg
+	case msg.IsNotification():
+		p.notification(msg)
+	default:
+		p.startRequest(msg)
+	}
+}
+
+func (p *Peer) notification(msg *mcp.Message) {
+	switch msg.Method {
+	case mcp.NotificationInitialized:
+		p.mu.Lock()
+		if p.legacyVersion == "" {
+			p.mu.Unlock()
+			p.srv.violation(p, "notifications/initialized before initialize")
+			return
+		}
+		p.initialized = true
+		p.mu.Unlock()
+	case mcp.NotificationCancelled:
+		var cp mcp.CancelledParams
+		if err := json.Unmarshal(msg.Params, &cp); err != nil || !cp.RequestID.IsValid() {
+			p.srv.violation(p, "notifications/cancelled with bad params: %s", msg.Params)
+			return
+		}
+		p.mu.Lock()
+		fl, ok := p.inflight[cp.RequestID]
+		if ok {
+			fl.cancelled = true
+		}
+		p.mu.Unlock()
+		// An unknown id is no violation: the answer may have crossed the
+		// cancellation on the wire.
+		if ok {
+			fl.cancel()
+		}
+	}
+}
+
+func (p *Peer) startRequest(msg *mcp.Message) {
+	p.mu.Lock()
+	if _, dup := p.inflight[msg.ID]; dup {
+		p.mu.Unlock()
+		p.srv.violation(p, "request id %s reused while in flight", msg.ID)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			resp, _ := mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "request id already in use"})
+			_ = p.write(p.ctx, resp)
+		}()
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	fl := &inflight{cancel: cancel}
+	p.inflight[msg.ID] = fl
+	p.mu.Unlock()
+	// Faults are taken here, in the order requests arrive, so that "the
+	// next request" in a test means the next one the client sent.
+	f, faulty := p.srv.takeFault(msg)
+	p.wg.Add(1)
+	go p.serveRequest(ctx, fl, msg, f, faulty)
+}
+
+// errNoAnswer is returned by method handlers that must not be answered (a
+// listen stream that ended by cancellation).
+var errNoAnswer = errors.New("no answer")
+
+func (p *Peer) serveRequest(ctx context.Context, fl *inflight, msg *mcp.Message, f Fault, faulty bool) {
+	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		delete(p.inflight, msg.ID)
+		p.mu.Unlock()
+		fl.cancel()
+	}()
+	if faulty && f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	if faulty && f.Die {
+		p.Close()
+		return
+	}
+	if faulty && f.Drop {
+		return
+	}
+	result, err := p.dispatch(ctx, msg)
+	p.mu.Lock()
+	cancelled := fl.cancelled
+	p.mu.Unlock()
+	if cancelled || errors.Is(err, errNoAnswer) || p.ctx.Err() != nil {
+		return
+	}
+	resp, merr := mcp.NewResponse(msg.ID, result, err)
+	if merr != nil {
+		resp, _ = mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInternalError, Message: merr.Error()})
+	}
+	if faulty && f.Junk {
+		p.writeJunk(ctx)
+	}
+	if faulty && f.WrongID {
+		wrong := *resp
+		wrong.ID = p.bogusID("wrong")
+		_ = p.write(ctx, &wrong)
+		if !f.AlsoRight {
+			return
+		}
+	}
+	_ = p.write(ctx, resp)
+}
+
+func (p *Peer) bogusID(kind string) mcp.ID {
+	p.mu.Lock()
+	p.bogus++
+	n := p.bogus
+	p.mu.Unlock()
+	return mcp.StringID("mcptest-" + kind + "-" + strconv.FormatInt(n, 10))
+}
+
+// junkLine is what the Junk fault writes on a byte stream: a line a client
+// must skip without losing the connection.
+const junkLine = "mcptest junk: this line is not JSON-RPC\n"
+
+func (p *Peer) writeJunk(ctx context.Context) {
+	if rw, ok := p.conn.(RawWriter); ok {
+		_ = rw.WriteRaw(ctx, []byte(junkLine))
+		return
+	}
+	junk, _ := mcp.NewResponse(p.bogusID("junk"), json.RawMessage(`{}`), nil)
+	_ = p.write(ctx, junk)
+}
+
+// rpcError builds a JSON-RPC error; data, if not nil, is marshalled.
+func rpcError(code int64, data any, format string, args ...any) *mcp.Error {
+	e := &mcp.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	if data != nil {
+		e.Data, _ = json.Marshal(data)
+	}
+	return e
+}
+
+// paramsObject checks that raw params are absent or a JSON object.
+func paramsObject(raw json.RawMessage) error {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" || t[0] == '{' {
+		return nil
+	}
+	return rpcError(mcp.CodeInvalidParams, nil, "params must be an object")
+}
+
+// requestMeta extracts params._meta, or nil.
+func requestMeta(raw json.RawMessage) (mcp.Meta, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var p struct {
+		Meta mcp.Meta `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "bad params: %v", err)
+	}
+	return p.Meta, nil
+}
+
+func (p *Peer) dispatch(ctx context.Context, msg *mcp.Message) (any, error) {
+	if err := paramsObject(msg.Params); err != nil {
+		return nil, err
+	}
+	meta, err := requestMeta(msg.Params)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	legacy := p.legacyVersion != ""
+	initialized := p.initialized
+	p.mu.Unlock()
+	_, modern := meta[mcp.MetaProtocolVersion]
+	s := p.srv
+	switch {
+	case msg.Method == mcp.MethodInitialize:
+		return p.initialize(msg)
+	case legacy:
+		if !initialized && msg.Method != mcp.MethodPing {
+			p.srv.violation(p, "%s before notifications/initialized", msg.Method)
+		}
+		return p.legacyDispatch(ctx, msg)
+	case msg.Method == mcp.MethodPing && !modern:
+		// ping may precede initialize, and a probe for liveness is
+		// harmless on any connection.
+		return struct{}{}, nil
+	case len(s.modernVersions) > 0:
+		return p.modernDispatch(ctx, msg, meta)
+	case msg.Method == mcp.MethodDiscover:
+		return nil, rpcError(mcp.CodeMethodNotFound, nil, "method not found: %s", msg.Method)
+	default:
+		p.srv.violation(p, "%s before initialize", msg.Method)
+		return nil, rpcError(mcp.CodeInvalidRequest, nil, "server not initialized: send initialize first")
+	}
+}
+
+// initialize runs the legacy handshake: echo the client's revision if the
+// server speaks it, else offer the newest legacy revision it has.
+func (p *Peer) initialize(msg *mcp.Message) (any, error) {
+	s := p.srv
+	var ip mcp.InitializeParams
+	if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &ip) != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "initialize: bad or missing params")
+	}
+	if ip.ProtocolVersion == "" {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "initialize: missing protocolVersion")
+	}
+	if len(s.legacyVersions) == 0 {
+		return nil, rpcError(mcp.CodeUnsupportedProtocolVersion,
+			mcp.UnsupportedVersionData{Supported: s.versions, Requested: ip.ProtocolVersion},
+			"unsupported protocol version %q: this server has no initialize handshake", ip.ProtocolVersion)
+	}
+	version := s.legacyVersions[0]
+	if slices.Contains(s.legacyVersions, ip.ProtocolVersion) {
+		version = ip.ProtocolVersion
+	}
+	p.mu.Lock()
+	if p.legacyVersion != "" {
+		p.mu.Unlock()
+		s.violation(p, "second initialize")
+		return nil, rpcError(mcp.CodeInvalidRequest, nil, "already initialized")
+	}
+	p.legacyVersion = version
+	p.clientInfo = ip.ClientInfo
+	p.clientCaps = ip.Capabilities
+	p.mu.Unlock()
+	return &mcp.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.caps,
+		ServerInfo:      s.info,
+		Instructions:    s.opts.Instructions,
+	}, nil
+}
+
+func (p *Peer) legacyDispatch(ctx context.Context, msg *mcp.Message) (any, error) {
+	switch msg.Method {
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	case mcp.MethodToolsList:
+		return p.listTools(msg, false)
+	case mcp.MethodToolsCall:
+		p.mu.Lock()
+		caps := p.clientCaps
+		version := p.legacyVersion
+		p.mu.Unlock()
+		return p.callTool(ctx, msg, false, version, caps, nil)
+	case mcp.MethodLoggingSetLevel:
+		var sp mcp.SetLevelParams
+		if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &sp) != nil || levelRank(sp.Level) < 0 {
+			return nil, rpcError(mcp.CodeInvalidParams, nil, "logging/setLevel: bad level")
+		}
+		p.mu.Lock()
+		p.logLevel = sp.Level
+		p.mu.Unlock()
+		return struct{}{}, nil
+	}
+	return nil, rpcError(mcp.CodeMethodNotFound, nil, "method not found: %s", msg.Method)
+}
+
+// modernDispatch serves a 2026-07-28 request: _meta must carry the
+// protocol version (one the server speaks) and the client capabilities.
+func (p *Peer) modernDispatch(ctx context.Context, msg *mcp.Message, meta mcp.Meta) (any, error) {
+	s := p.srv
+	rawVersion, hasVersion := meta[mcp.MetaProtocolVersion]
+	rawCaps, hasCaps := meta[mcp.MetaClientCapabilities]
+	if !hasVersion || !hasCaps {
+		missing := mcp.MetaProtocolVersion
+		if hasVersion {
+			missing = mcp.MetaClientCapabilities
+		}
+		s.violation(p, "%s without _meta %s", msg.Method, missing)
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "missing required _meta key %q", missing)
+	}
+	var version string
+	if err := json.Unmarshal(rawVersion, &version); err != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "_meta %q must be a string", mcp.MetaProtocolVersion)
+	}
+	if !slices.Contains(s.modernVersions, version) {
+		return nil, rpcError(mcp.CodeUnsupportedProtocolVersion,
+			mcp.UnsupportedVersionData{Supported: s.versions, Requested: version},
+			"unsupported protocol version %q", version)
+	}
+	var caps mcp.ClientCapabilities
+	if err := json.Unmarshal(rawCaps, &caps); err != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "_meta %q must be a ClientCapabilities object", mcp.MetaClientCapabilities)
+	}
+	if rawLevel, ok := meta[mcp.MetaLogLevel]; ok {
+		var level mcp.LoggingLevel
+		if json.Unmarshal(rawLevel, &level) != nil || levelRank(level) < 0 {
+			return nil, rpcError(mcp.CodeInvalidParams, nil, "_meta %q: invalid logging level", mcp.MetaLogLevel)
+		}
+	}
+	var info mcp.Implementation
+	if rawInfo, ok := meta[mcp.MetaClientInfo]; ok {
+		_ = json.Unmarshal(rawInfo, &info) // informative only
+	}
+	p.mu.Lock()
+	p.modernVersion = version
+	if info.Name != "" {
+		p.clientInfo = info
+	}
+	p.mu.Unlock()
+
+	switch msg.Method {
+	case mcp.MethodDiscover:
+		return &mcp.DiscoverResult{
+			ResultType:        mcp.ResultTypeComplete,
+			SupportedVersions: s.versions,
+			Capabilities:      s.caps,
+			Instructions:      s.opts.Instructions,
+			Meta:              s.serverMeta(nil),
+		}, nil
+	case mcp.MethodToolsList:
+		return p.listTools(msg, true)
+	case mcp.MethodToolsCall:
+		return p.callTool(ctx, msg, true, version, caps, meta)
+	case mcp.MethodSubscriptionsListen:
+		return p.listen(ctx, msg)
+	case mcp.MethodPing:
+		// ping is gone from 2026-07-28; answer anyway, so that a client
+		// that still sends it learns of its mistake from Violations.
+		s.violation(p, "ping sent in the 2026-07-28 era")
+		return map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": s.serverMeta(nil)}, nil
+	}
+	return nil, rpcError(mcp.CodeMethodNotFound, nil, "method not found: %s", msg.Method)
+}
+
+// serverMeta returns a copy of m with the serverInfo key that 2026-07-28
+// results carry.
+func (s *Server) serverMeta(m mcp.Meta) mcp.Meta {
+	out := make(mcp.Meta, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out[mcp.MetaServerInfo] = s.infoRaw
+	return out
+}
+
+// Cursors are opaque to the client; this one is the offset, wrapped so that
+// a client that takes it for a number is caught.
+const cursorPrefix = "mcptest-cursor:"
+
+func encodeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
+}
+
+func decodeCursor(c string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(string(b), cursorPrefix))
+	return n, err == nil && n >= 0
+}
+
+func (p *Peer) listTools(msg *mcp.Message, modern bool) (any, error) {
+	s := p.srv
+	var lp mcp.ListToolsParams
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &lp); err != nil {
+			return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/list: bad params: %v", err)
+		}
+	}
+	tools := s.Tools()
+	offset := 0
+	if lp.Cursor != nil {
+		n, ok := decodeCursor(*lp.Cursor)
+		if !ok || n > len(tools) {
+			return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/list: invalid cursor")
+		}
+		offset = n
+	}
+	end := len(tools)
+	if s.opts.PageSize > 0 && offset+s.opts.PageSize < end {
+		end = offset + s.opts.PageSize
+	}
+	res := &mcp.ListToolsResult{Tools: tools[offset:end]}
+	if end < len(tools) {
+		c := encodeCursor(end)
+		res.NextCursor = &c
+	}
+	if modern {
+		res.ResultType = mcp.ResultTypeComplete
+		res.Meta = s.serverMeta(nil)
+	}
+	return res, nil
+}
+
+// callParams are tools/call params with the 2026-07-28 retry members.
+type callParams struct {
+	Name           string                     `json:"name"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	Meta           mcp.Meta                   `json:"_meta"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
+}
+
+// callState is the requestState of an input_required round: the tool it
+// belongs to and every answer so far. It travels through the client so
+// that the server keeps nothing between rounds.
+type callState struct {
+	Tool    string                     `json:"tool"`
+	Round   int                        `json:"round"`
+	Answers map[string]json.RawMessage `json:"answers"`
+}
+
+func (p *Peer) callTool(ctx context.Context, msg *mcp.Message, modern bool, version string, caps mcp.ClientCapabilities, meta mcp.Meta) (any, error) {
+	s := p.srv
+	var cp callParams
+	if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &cp) != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/call: bad or missing params")
+	}
+	if cp.Name == "" {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/call: missing tool name")
+	}
+	entry, ok := s.lookupTool(cp.Name)
+	if !ok {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "unknown tool %q", cp.Name)
+	}
+	args := bytes.TrimSpace(cp.Arguments)
+	if string(args) == "null" {
+		args = nil
+	}
+	if len(args) > 0 && args[0] != '{' {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/call: arguments must be an object")
+	}
+	req := &CallRequest{
+		Name:      cp.Name,
+		Arguments: json.RawMessage(args),
+		Meta:      cp.Meta,
+		ID:        msg.ID,
+		peer:      p,
+		modern:    modern,
+		version:   version,
+		caps:      caps,
+	}
+	if tok, ok := cp.Meta[mcp.MetaProgressToken]; ok {
+		req.progressToken = tok
+	}
+	if modern {
+		if raw, ok := meta[mcp.MetaLogLevel]; ok {
+			_ = json.Unmarshal(raw, &req.logLevel) // validated by modernDispatch
+		}
+		st := callState{Tool: cp.Name, Answers: map[string]json.RawMessage{}}
+		if cp.RequestState != nil {
+			b, err := base64.RawURLEncoding.DecodeString(*cp.RequestState)
+			if err != nil || json.Unmarshal(b, &st) != nil || st.Tool != cp.Name {
+				s.violation(p, "tools/call %s: requestState altered or from another call", cp.Name)
+				return nil, rpcError(mcp.CodeInvalidParams, nil, "tools/call: invalid requestState")
+			}
+			if st.Answers == nil {
+				st.Answers = map[string]json.RawMessage{}
+			}
+		} else if len(cp.InputResponses) > 0 {
+			s.violation(p, "tools/call %s: inputResponses without the requestState the server sent", cp.Name)
+		}
+		if len(cp.InputResponses) > 0 {
+			st.Round++
+		}
+		for k, v := range cp.InputResponses {
+			st.Answers[k] = v
+		}
+		req.Round = st.Round
+		req.answers = st.Answers
+	} else if len(cp.InputResponses) > 0 || cp.RequestState != nil {
+		s.violation(p, "tools/call %s: inputResponses or requestState in a legacy session", cp.Name)
+	}
+
+	res, err := runHandler(ctx, entry.handler, req)
+	if ctx.Err() != nil {
+		// Cancelled by the client or the connection ended: whatever the
+		// handler returned, serveRequest decides whether to answer.
+		return nil, ctx.Err()
+	}
+	if modern {
+		if ask := req.pendingInput(); ask != nil {
+			return p.inputRequired(req, ask)
+		}
+	}
+	if err != nil {
+		var rpcErr *mcp.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return nil, rpcErr
+		case modern && errors.Is(err, ErrMissingCapability):
+			return nil, rpcError(mcp.CodeMissingRequiredClientCapability,
+				map[string]any{"requiredCapabilities": req.missingCapability()}, "%v", err)
+		}
+		res = &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(err.Error())}, IsError: true}
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	out := *res
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	if modern {
+		out.ResultType = mcp.ResultTypeComplete
+		out.Meta = s.serverMeta(res.Meta)
+	}
+	return &out, nil
+}
+
+// runHandler runs a tool handler, turning a panic into an internal error:
+// a test server must report a broken handler, not take the test binary down.
+func runHandler(ctx context.Context, h ToolHandler, req *CallRequest) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			req.peer.srv.logger.Error("mcptest: tool handler panicked", "tool", req.Name, "panic", r)
+			res, err = nil, rpcError(mcp.CodeInternalError, nil, "tool %q panicked: %v", req.Name, r)
+		}
+	}()
+	return h(ctx, req)
+}
+
+func (p *Peer) inputRequired(req *CallRequest, ask *inputAsk) (any, error) {
+	st := callState{Tool: req.Name, Round: req.Round, Answers: req.answers}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	state := base64.RawURLEncoding.EncodeToString(b)
+	return &mcp.InputRequiredResult{
+		ResultType:    mcp.ResultTypeInputRequired,
+		InputRequests: map[string]mcp.InputRequest{ask.key: {Method: ask.method, Params: ask.params}},
+		RequestState:  &state,
+		Meta:          p.srv.serverMeta(nil),
+	}, nil
+}
+
+// listen serves a 2026-07-28 subscriptions/listen stream: acknowledge the
+// granted filter, then hold the request open until the client cancels it
+// or the connection ends. The server can only grant tool list changes.
+func (p *Peer) listen(ctx context.Context, msg *mcp.Message) (any, error) {
+	var lp mcp.SubscriptionsListenParams
+	if err := json.Unmarshal(msg.Params, &lp); err != nil {
+		return nil, rpcError(mcp.CodeInvalidParams, nil, "subscriptions/listen: bad params: %v", err)
+	}
+	granted := mcp.SubscriptionFilter{
+		ToolsListChanged: lp.Notifications.ToolsListChanged && p.srv.caps.Tools != nil && p.srv.caps.Tools.ListChanged,
+	}
+	idRaw := msg.ID.AppendJSON(nil)
+	p.mu.Lock()
+	p.listens[msg.ID] = granted
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.listens, msg.ID)
+		p.mu.Unlock()
+	}()
+	ack := mcp.SubscriptionsAcknowledgedParams{
+		Notifications: granted,
+		Meta:          mcp.Meta{mcp.MetaSubscriptionID: idRaw},
+	}
+	if err := p.Notify(ctx, mcp.NotificationSubscriptionsAck, ack); err != nil {
+		return nil, errNoAnswer
+	}
+	<-ctx.Done()
+	return nil, errNoAnswer
+}
+
+// toolsListChanged sends notifications/tools/list_changed the way the
+// connection's era wants it. With fallback, a modern connection without a
+// listen stream gets a plain notification too (the reference notify tool
+// uses that so that clients without listen streams still see one).
+func (p *Peer) toolsListChanged(ctx context.Context, fallback bool) error {
+	p.mu.Lock()
+	legacy := p.legacyVersion != ""
+	var ids []mcp.ID
+	for id, f := range p.listens {
+		if f.ToolsListChanged {
+			ids = append(ids, id)
+		}
+	}
+	p.mu.Unlock()
+	if legacy || (fallback && len(ids) == 0) {
+		return p.Notify(ctx, mcp.NotificationToolsListChanged, nil)
+	}
+	var first error
+	for _, id := range ids {
+		params := map[string]any{"_meta": mcp.Meta{mcp.MetaSubscriptionID: id.AppendJSON(nil)}}
+		if err := p.Notify(ctx, mcp.NotificationToolsListChanged, params); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// levelRank orders RFC 5424 levels, debug lowest; -1 for an unknown level.
+func levelRank(l mcp.LoggingLevel) int {
+	return slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l)
+}
