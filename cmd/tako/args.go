@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultTimeout bounds starting the server plus the operation when
+// --timeout is not given. A minute leaves room for a first `npx -y` or
+// `uvx` run that installs the server before it answers, and still ends a
+// script that talks to a server that never will.
+const defaultTimeout = 60 * time.Second
+
+// invocation is one parsed command line.
+type invocation struct {
+	// command is the first positional argument ("tools", "call", "help"),
+	// args the positional arguments after it.
+	command string
+	args    []string
+	opts    options
+}
+
+// options are the flags of an invocation.
+type options struct {
+	json    bool
+	verbose bool
+	help    bool
+	timeout time.Duration
+	env     []string // KEY=VALUE, in order; later ones win
+	server  serverFlag
+}
+
+// serverFlag is the transport flag that names the server: its kind (the
+// flag's canonical name, such as "stdio") and its value. The zero value
+// means no transport was given.
+type serverFlag struct {
+	kind  string
+	value string
+}
+
+// flagDef describes one flag. The parser is driven by this table, and so is
+// the test that checks the usage text mentions every flag, so adding a flag
+// (a later transport's --header or --cert) is one entry here and one
+// paragraph in doc.go.
+type flagDef struct {
+	// names without dashes; the first is the one messages use.
+	names []string
+	// arg is the placeholder of the flag's value in messages; empty for a
+	// boolean flag, which takes no separate argument (but accepts
+	// --flag=true and --flag=false).
+	arg string
+	set func(o *options, value string) error
+}
+
+// flagDefs is the flag table. It is never modified.
+var flagDefs = []flagDef{
+	{names: []string{"stdio"}, arg: `"CMD ARGS..."`, set: setServer("stdio")},
+	{names: []string{"http"}, arg: "URL", set: setServer("http")},
+	{names: []string{"ws"}, arg: "URL", set: setServer("ws")},
+	{names: []string{"grpc"}, arg: "ADDR", set: setServer("grpc")},
+	{names: []string{"env"}, arg: "KEY=VALUE", set: func(o *options, v string) error {
+		key, _, ok := strings.Cut(v, "=")
+		if !ok || key == "" {
+			return usagef("--env wants KEY=VALUE, not %q", v)
+		}
+		o.env = append(o.env, v)
+		return nil
+	}},
+	{names: []string{"timeout"}, arg: "DURATION", set: func(o *options, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return usagef("--timeout wants a duration such as 30s or 2m (0 for none), not %q", v)
+		}
+		o.timeout = d
+		return nil
+	}},
+	{names: []string{"json"}, set: func(o *options, v string) error { return setBool(&o.json, "json", v) }},
+	{names: []string{"verbose", "v"}, set: func(o *options, v string) error { return setBool(&o.verbose, "verbose", v) }},
+	{names: []string{"help", "h"}, set: func(o *options, v string) error { return setBool(&o.help, "help", v) }},
+}
+
+func setServer(kind string) func(*options, string) error {
+	return func(o *options, v string) error {
+		if o.server.kind != "" {
+			return usagef("one server at a time: --%s and --%s both given", o.server.kind, kind)
+		}
+		if strings.TrimSpace(v) == "" {
+			return usagef("--%s needs a non-empty value", kind)
+		}
+		o.server = serverFlag{kind: kind, value: v}
+		return nil
+	}
+}
+
+func setBool(dst *bool, name, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return usagef("--%s is a boolean flag, not %q", name, v)
+	}
+	*dst = b
+	return nil
+}
+
+func lookupFlag(name string) *flagDef {
+	for i := range flagDefs {
+		for _, n := range flagDefs[i].names {
+			if n == name {
+				return &flagDefs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// parseArgs parses a command line (without the program name).
+//
+// The standard flag package stops at the first positional argument, which
+// would make `tako call echo '{}' --stdio ...` fail; tako wants flags
+// anywhere, so this small parser takes every argument that starts with a
+// dash as a flag, and every other one as a positional argument, in order.
+// Both -flag and --flag work, and both --flag=value and --flag value; "--"
+// ends the flags, and a lone "-" is positional.
+func parseArgs(args []string) (*invocation, error) {
+	inv := &invocation{opts: options{timeout: defaultTimeout}}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		name := a[1:]
+		if name[0] == '-' {
+			name = name[1:]
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		def := lookupFlag(name)
+		if def == nil {
+			return nil, usagef("unknown flag %s", quoteFlag(a))
+		}
+		switch {
+		case def.arg == "" && !hasValue:
+			value = "true"
+		case def.arg != "" && !hasValue:
+			if i+1 == len(args) {
+				return nil, usagef("flag --%s needs a value: --%s %s", def.names[0], def.names[0], def.arg)
+			}
+			i++
+			value = args[i]
+		}
+		if err := def.set(&inv.opts, value); err != nil {
+			return nil, err
+		}
+	}
+	if len(positional) > 0 {
+		inv.command = positional[0]
+	}
+	if len(positional) > 1 {
+		inv.args = positional[1:]
+	}
+	return inv, nil
+}
+
+// quoteFlag shows an unknown flag as typed, without the value of
+// --flag=value (which might be a secret) and quoted if it holds anything
+// unprintable.
+func quoteFlag(a string) string {
+	a, _, _ = strings.Cut(a, "=")
+	if q := strconv.Quote(a); q[1:len(q)-1] != a {
+		return q
+	}
+	return a
+}
+
+// usageError is a mistake on the command line: tako exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}

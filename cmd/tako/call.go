@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// callCommand implements `tako call NAME [ARGUMENTS]`. The arguments are
+// checked here, before any server starts, so that a typo costs nothing.
+func callCommand(inv *invocation) (operation, error) {
+	switch {
+	case len(inv.args) == 0:
+		return nil, usagef("call needs a tool name: tako call NAME [ARGUMENTS]")
+	case len(inv.args) > 2:
+		return nil, usagef("call takes a tool name and one JSON object, got %d arguments (quote the JSON)", len(inv.args))
+	}
+	name := inv.args[0]
+	if name == "" {
+		return nil, usagef("call needs a non-empty tool name")
+	}
+	args := json.RawMessage("{}")
+	if len(inv.args) == 2 {
+		var err error
+		if args, err = parseArguments(inv.args[1]); err != nil {
+			return nil, err
+		}
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	return func(ctx context.Context, s *transport.Session, stdout io.Writer) error {
+		if inv.opts.json {
+			// Raw, so that the output is the result as the protocol has
+			// it, fields tako does not model included.
+			var raw json.RawMessage
+			if err := s.Call(ctx, mcp.MethodToolsCall, params, &raw); err != nil {
+				return err
+			}
+			var flag struct {
+				IsError bool `json:"isError"`
+			}
+			if err := json.Unmarshal(raw, &flag); err != nil {
+				return fmt.Errorf("malformed result: %v: %w", err, transport.ErrProtocol)
+			}
+			if _, err := stdout.Write(append(raw, '\n')); err != nil {
+				return err
+			}
+			if flag.IsError {
+				return &toolError{name: name}
+			}
+			return nil
+		}
+		res, err := s.CallTool(ctx, params)
+		if err != nil {
+			return err
+		}
+		if err := writeContent(stdout, res); err != nil {
+			return err
+		}
+		if res.IsError {
+			return &toolError{name: name}
+		}
+		return nil
+	}, nil
+}
+
+// parseArguments checks that s is one JSON object and returns it compacted
+// (stdio frames messages by lines, so a pretty-printed argument must lose
+// its newlines somewhere; doing it here keeps the error on the command line).
+func parseArguments(s string) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return nil, usagef("the arguments are not valid JSON: %v", err)
+	}
+	if b.Len() == 0 || b.Bytes()[0] != '{' {
+		return nil, usagef("the arguments must be a JSON object such as '{\"key\":1}', not %s", truncate(b.String(), 40))
+	}
+	return b.Bytes(), nil
+}
+
+// writeContent prints a call result for a person: each content block on
+// its own line(s), and the structured content as indented JSON when no
+// block carried text (servers are asked to mirror it in a text block, and
+// printing both would show everything twice).
+func writeContent(w io.Writer, r *mcp.CallToolResult) error {
+	var b bytes.Buffer
+	text := func(s string) {
+		b.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	hasText := false
+	for i := range r.Content {
+		c := &r.Content[i]
+		switch c.Type {
+		case mcp.ContentText:
+			text(c.Text)
+			hasText = true
+		case mcp.ContentImage, mcp.ContentAudio:
+			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), base64Size(c.Data))
+		case mcp.ContentResourceLink:
+			text(c.URI)
+		case mcp.ContentResource:
+			switch res := c.Resource; {
+			case res == nil:
+				b.WriteString("[resource without contents]\n")
+			case res.Text != nil:
+				text(*res.Text)
+				hasText = true
+			case res.Blob != nil:
+				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", res.URI, orUnknown(res.MIMEType), base64Size(*res.Blob))
+			default:
+				fmt.Fprintf(&b, "[resource %s without text or blob]\n", res.URI)
+			}
+		default:
+			fmt.Fprintf(&b, "[%s block]\n", cleanLine(c.Type))
+		}
+	}
+	if !hasText {
+		if s := bytes.TrimSpace(r.StructuredContent); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
+			if err := json.Indent(&b, s, "", "  "); err != nil {
+				b.Write(s) // not JSON after all: show it as it came
+			}
+			b.WriteByte('\n')
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func orUnknown(mime string) string {
+	if mime = cleanLine(mime); mime == "" {
+		return "(no MIME type)"
+	}
+	return mime
+}
+
+// base64Size is the number of bytes that base64 data decodes to, computed
+// without decoding it (it may be megabytes of audio).
+func base64Size(data string) int {
+	n := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t':
+		default:
+			n++
+		}
+	}
+	return n * 6 / 8
+}
+
+// toolError is a call whose result has isError set: the tool ran and
+// failed. tako exits with status 1.
+type toolError struct{ name string }
+
+func (e *toolError) Error() string { return fmt.Sprintf("tool %q reported an error", e.name) }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// helperEnv, set in the environment of the test binary, makes it a small
+// MCP server on stdio instead of running tests (see TestMain). Its value is
+// the mode. The end-to-end tests start it through tako's own --env flag, so
+// every test that reaches it also shows that --env reaches the child.
+const helperEnv = "TAKO_CLI_TEST_HELPER"
+
+// The helper's tools/list pages, written out by hand so that the tests can
+// tell whether --json keeps every byte: unusual key order, whitespace inside
+// the objects, a field no revision defines, escapes a re-encoder would
+// rewrite.
+const (
+	helperTool1 = `{"name":"env","description":"Returns an environment variable.\nSecond line.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"x-vendor":{"z":1,"a":2}}}`
+	helperTool2 = `{ "inputSchema" : { "$schema":"https://json-schema.org/draft/2020-12/schema", "type":"object", "additionalProperties":false }, "name":"content", "title":"All content types \u00e9\u2028", "annotations":{"readOnlyHint":true}, "futureField":[1,2.50,"x"] }`
+	helperTool3 = `{"name":"hang","description":"Never answers.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}`
+	helperTool4 = `{"name":"die","description":"Exits with status 7.","inputSchema":{"type":"object"}}`
+
+	helperPage1 = `{"tools":[` + helperTool1 + `,` + helperTool2 + `],"nextCursor":"page 2"}`
+	helperPage2 = `{"tools":[` + helperTool3 + `,` + helperTool4 + `]}`
+
+	// helperContent is the result of the "content" tool: one block of
+	// every kind, and structured content.
+	helperContent = `{"content":[{"type":"text","text":"first"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"audio","data":"AAAAAA==","mimeType":"audio/wav"},{"type":"resource_link","uri":"file:///tmp/report.txt","name":"report"},{"type":"resource","resource":{"uri":"mem://note","mimeType":"text/plain","text":"embedded note"}},{"type":"resource","resource":{"uri":"mem://bin","blob":"AAEC"}}],"structuredContent":{"ok":true},"x-extra":{"kept":true}}`
+
+	helperDieStderr  = "helper: fatal: dying on purpose"
+	helperHangStderr = "helper: hang: the call arrived"
+)
+
+// helperMain runs the helper server in the given mode and returns the exit
+// status. Modes: "server" serves the tools above; "die-at-start" writes a
+// few lines on stderr and exits with status 4 before reading anything.
+func helperMain(mode string) int {
+	switch mode {
+	case "die-at-start":
+		fmt.Fprintln(os.Stderr, "helper: starting")
+		fmt.Fprintln(os.Stderr, "helper: cannot open /etc/helper.conf: no such file or directory")
+		return 4
+	case "server":
+	default:
+		fmt.Fprintf(os.Stderr, "helper: unknown mode %q\n", mode)
+		return 2
+	}
+
+	var mu sync.Mutex
+	send := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		os.Stdout.WriteString(line + "\n")
+	}
+	reply := func(id json.RawMessage, result string) {
+		send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`)
+	}
+	fail := func(id json.RawMessage, code int, msg string) {
+		b, _ := json.Marshal(msg)
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, id, code, b))
+	}
+
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64*1024), 16<<20)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				Cursor          *string         `json:"cursor"`
+				Name            string          `json:"name"`
+				Arguments       json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintf(os.Stderr, "helper: bad line %q: %v\n", in.Text(), err)
+			continue
+		}
+		if req.ID == nil {
+			continue // a notification: initialized, cancelled
+		}
+		switch p := req.Params; req.Method {
+		case "initialize":
+			v := p.ProtocolVersion
+			switch v {
+			case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
+			default:
+				v = "2025-11-25"
+			}
+			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},"serverInfo":{"name":"helper","version":"1.0.0"}}`)
+		case "ping":
+			reply(req.ID, `{}`)
+		case "tools/list":
+			switch {
+			case p.Cursor == nil:
+				reply(req.ID, helperPage1)
+			case *p.Cursor == "page 2":
+				reply(req.ID, helperPage2)
+			default:
+				fail(req.ID, -32602, "invalid cursor")
+			}
+		case "tools/call":
+			switch p.Name {
+			case "env":
+				var a struct{ Name string }
+				if err := json.Unmarshal(p.Arguments, &a); err != nil || a.Name == "" {
+					reply(req.ID, `{"content":[{"type":"text","text":"env wants {\"name\":...}"}],"isError":true}`)
+					continue
+				}
+				v, ok := os.LookupEnv(a.Name)
+				if !ok {
+					v = "(unset)"
+				}
+				b, _ := json.Marshal(v)
+				reply(req.ID, `{"content":[{"type":"text","text":`+string(b)+`}]}`)
+			case "content":
+				reply(req.ID, helperContent)
+			case "hang":
+				// No answer; the client's timeout ends the call, and
+				// closing stdin ends the loop.
+				fmt.Fprintln(os.Stderr, helperHangStderr)
+			case "die":
+				fmt.Fprintln(os.Stderr, helperDieStderr)
+				return 7
+			default:
+				fail(req.ID, -32602, "Unknown tool: "+p.Name)
+			}
+		default:
+			// server/discover among others: a legacy server does not
+			// know it, and says so.
+			fail(req.ID, -32601, "Method not found: "+req.Method)
+		}
+	}
+	return 0
+}
+
+// helperCommand is the --stdio value that starts the test binary as the
+// helper server. -test.run=^$ keeps it from running the tests should the
+// helper variable fail to reach it: it then exits at once and the test
+// fails on a closed connection instead of recursing.
+func helperCommand(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shellQuote(exe) + " '-test.run=^$'"
+}
+
+// shellQuote quotes s for splitCommand (and a POSIX shell).
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// demoServer is the path of the demo server built by TestMain, or empty
+// with demoBuildErr saying why not.
+var (
+	demoServer   string
+	demoBuildErr error
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helperMain(mode))
+	}
+	dir, err := os.MkdirTemp("", "tako-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	demoServer, demoBuildErr = buildDemoServer(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	// Every session and every child process must be gone once run returns:
+	// a goroutine left here is a leak in tako or in this command.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// buildDemoServer builds ./examples/demo-server of this module into dir,
+// once for all the tests.
+func buildDemoServer(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("not inside a module (go env GOMOD = %q)", gomod)
+	}
+	bin := filepath.Join(dir, "demo-server")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/demo-server")
+	cmd.Dir = filepath.Dir(gomod)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// demoCommand returns the --stdio value that runs the demo server.
+func demoCommand(t *testing.T) string {
+	t.Helper()
+	if demoBuildErr != nil {
+		t.Fatalf("no demo server: %v", demoBuildErr)
+	}
+	return shellQuote(demoServer)
+}
+
+// result is what one run of tako left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// tako runs the command in-process, as main would, and returns its status
+// and output.
+func tako(t *testing.T, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	t.Logf("tako %q: exit %d\nstdout: %s\nstderr: %s", args, r.code, clip(r.stdout), clip(r.stderr))
+	return r
+}
+
+// clip shortens s for a log line.
+func clip(s string) string {
+	if len(s) > 2000 {
+		return fmt.Sprintf("%s... (%d bytes)", s[:2000], len(s))
+	}
+	return s
+}
+
+// wantFailure checks the exit status and that stderr is exactly one line
+// starting with "tako: " and containing each of the given strings.
+func (r result) wantFailure(t *testing.T, code int, contains ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit status %d, want %d", r.code, code)
+	}
+	if !strings.HasPrefix(r.stderr, "tako: ") || !strings.HasSuffix(r.stderr, "\n") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr is not one line starting with \"tako: \": %q", r.stderr)
+	}
+	for _, s := range contains {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr %q does not contain %q", r.stderr, s)
+		}
+	}
+}

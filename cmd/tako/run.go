@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// Exit statuses, as doc.go promises them.
+const (
+	exitOK        = 0
+	exitToolError = 1 // the tool ran and reported isError
+	exitUsage     = 2 // the command line is wrong
+	exitFailure   = 3 // the server could not be started or reached, or broke the protocol
+)
+
+// maxMessage caps the one line tako prints on stderr: enough for a path, an
+// error and the end of a stack trace, short enough to stay readable.
+const maxMessage = 400
+
+// operation is what a command does once the session is up.
+type operation func(ctx context.Context, s *transport.Session, stdout io.Writer) error
+
+// run is tako without the process around it: it parses args, does the work,
+// writes to stdout and stderr and returns the exit status. main adds only
+// the signal handling, so tests call run directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// The server's stderr and the engine's log lines reach stderr from
+	// other goroutines (with --verbose), so writes to it are serialised.
+	stderr = &lockedWriter{w: stderr}
+	inv, err := parseArgs(args)
+	if err == nil && (inv.opts.help || inv.command == "help") {
+		if _, err := io.WriteString(stdout, usage()); err != nil {
+			return report(stderr, err)
+		}
+		return exitOK
+	}
+	if err == nil {
+		err = execute(ctx, inv, stdout, stderr)
+	}
+	return report(stderr, err)
+}
+
+// execute checks the whole command line, then connects, runs the command
+// and closes the session, all within the timeout.
+func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) error {
+	var (
+		op    operation
+		stage string
+		err   error
+	)
+	switch inv.command {
+	case "tools":
+		op, err = toolsCommand(inv)
+		stage = mcp.MethodToolsList
+	case "call":
+		op, err = callCommand(inv)
+		if err == nil {
+			stage = mcp.MethodToolsCall + " " + inv.args[0]
+		}
+	case "":
+		return usagef("no command given (see tako help)")
+	default:
+		return usagef("unknown command %q (see tako help)", inv.command)
+	}
+	if err != nil {
+		return err
+	}
+
+	var logger *slog.Logger
+	if inv.opts.verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	dial, err := chooseServer(&inv.opts, logger)
+	if err != nil {
+		return err
+	}
+
+	opCtx, cancel := ctx, context.CancelFunc(func() {})
+	if inv.opts.timeout > 0 {
+		opCtx, cancel = context.WithTimeout(ctx, inv.opts.timeout)
+	}
+	defer cancel()
+
+	s, err := dial(opCtx)
+	if err != nil {
+		return explain(ctx, opCtx, inv.opts.timeout, "connect", err)
+	}
+	if logger != nil {
+		info := s.ServerInfo()
+		logger.Debug("connected", "server", info.Implementation.Name, "version", info.Implementation.Version,
+			"protocol", info.ProtocolVersion)
+	}
+	err = op(opCtx, s, stdout)
+	// Close is bounded by the session itself; its error matters only when
+	// everything else went well, and even then the answer is already out.
+	if cerr := s.Close(); cerr != nil && logger != nil {
+		logger.Debug("close", "err", cerr)
+	}
+	var te *toolError
+	if err == nil || errors.As(err, &te) {
+		return err
+	}
+	return explain(ctx, opCtx, inv.opts.timeout, stage, err)
+}
+
+// explain turns an error from the session into the message a person reads:
+// what tako was doing, then why it failed, in words rather than in wrapped
+// Go errors where a better phrase exists. The original error stays in the
+// chain for errors.Is and errors.As.
+func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, err error) error {
+	var se *stageError
+	if errors.As(err, &se) {
+		stage, err = se.stage, se.err
+	}
+	var (
+		exitErr *stdio.ExitError
+		rpcErr  *mcp.Error
+		why     string
+	)
+	switch {
+	case ctx.Err() != nil:
+		why = "interrupted"
+	case errors.Is(opCtx.Err(), context.DeadlineExceeded):
+		why = fmt.Sprintf("timed out after %v (see --timeout)", timeout)
+	case errors.As(err, &exitErr):
+		why = describeExit(exitErr)
+	case errors.As(err, &rpcErr):
+		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
+	default:
+		why = err.Error()
+	}
+	return &failure{msg: stage + ": " + why, err: err}
+}
+
+// describeExit says how the server process ended, with the last lines it
+// wrote on stderr: that is where a server says why it could not start.
+func describeExit(e *stdio.ExitError) string {
+	msg := fmt.Sprintf("the server exited with status %d", e.ExitCode)
+	if e.Signal != "" {
+		msg = "the server was killed by " + e.Signal
+	}
+	var lines []string
+	for _, l := range strings.Split(e.Stderr, "\n") {
+		if l = cleanLine(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return msg + " and wrote nothing on stderr (-v shows what it wrote on stdout)"
+	}
+	tail := strings.Join(lines[max(0, len(lines)-3):], " | ")
+	if r := []rune(tail); len(r) > 200 {
+		tail = "…" + string(r[len(r)-199:])
+	}
+	return msg + ": " + tail
+}
+
+// report prints err as one line on stderr and returns the exit status it
+// calls for.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var (
+		ue *usageError
+		te *toolError
+	)
+	switch {
+	case errors.As(err, &ue):
+		code = exitUsage
+	case errors.As(err, &te):
+		code = exitToolError
+	}
+	fmt.Fprintf(stderr, "tako: %s\n", truncate(cleanLine(err.Error()), maxMessage))
+	return code
+}
+
+// failure is an error explained for a person (see explain).
+type failure struct {
+	msg string
+	err error
+}
+
+func (f *failure) Error() string { return f.msg }
+func (f *failure) Unwrap() error { return f.err }
+
+// stageError names the step that failed when it is not the one the caller
+// would assume (starting the process rather than the handshake).
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.stage + ": " + e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"testing"
+)
+
+// noServer is a --stdio command that cannot start: a usage error must be
+// found before tako tries, so these tests see status 2 and not 3.
+const noServer = "/nonexistent/tako-test/no-such-server --flag"
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"help"},
+		{"-h"},
+		{"--help"},
+		{"tools", "--help"},
+		{"call", "echo", "{not json", "-h"},
+		{"help", "tools"},
+	} {
+		r := tako(t, args...)
+		if r.code != 0 || r.stdout != usage() || r.stderr != "" {
+			t.Errorf("tako %q: exit %d, stderr %q, stdout %.40q...; want the usage on stdout and 0", args, r.code, r.stderr, r.stdout)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command given"},
+		{"unknown command", []string{"lsit", "--stdio", noServer}, `unknown command "lsit"`},
+		{"unknown flag", []string{"tools", "--stdio", noServer, "--verbsoe"}, "unknown flag --verbsoe"},
+		{"missing flag value", []string{"tools", "--stdio"}, "flag --stdio needs a value"},
+		{"no transport", []string{"tools"}, `no server: give one with --stdio "CMD ARGS..."`},
+		{"no transport for call", []string{"call", "echo", "{}"}, "no server"},
+		{"tools with an argument", []string{"tools", "extra", "--stdio", noServer}, `tools takes no arguments, got "extra"`},
+		{"no tool name", []string{"call", "--stdio", noServer}, "call needs a tool name"},
+		{"empty tool name", []string{"call", "", "--stdio", noServer}, "non-empty tool name"},
+		{"bad JSON", []string{"call", "echo", `{"message":`, "--stdio", noServer}, "not valid JSON"},
+		{"JSON not an object", []string{"call", "echo", `["a"]`, "--stdio", noServer}, "must be a JSON object"},
+		{"unquoted JSON split by the shell", []string{"call", "echo", `{"a":`, `1}`, "--stdio", noServer}, "quote the JSON"},
+		{"unterminated quote", []string{"tools", "--stdio", `server 'arg`}, "--stdio: unterminated single quote"},
+		{"unterminated double quote", []string{"tools", "--stdio", `server "arg`}, "--stdio: unterminated double quote"},
+		{"shell operator", []string{"tools", "--stdio", `server | tee log`}, "tako runs no shell"},
+		{"empty command", []string{"tools", "--stdio", `''`}, "empty command"},
+		{"bad timeout", []string{"tools", "--stdio", noServer, "--timeout", "10"}, "--timeout wants a duration"},
+		{"bad env", []string{"tools", "--stdio", noServer, "--env", "PATH"}, "--env wants KEY=VALUE"},
+		{"two transports", []string{"tools", "--stdio", noServer, "--stdio", noServer}, "one server at a time"},
+		{"http", []string{"tools", "--http", "http://127.0.0.1:9/mcp"}, "--http is not yet supported"},
+		{"ws", []string{"call", "echo", "--ws", "ws://127.0.0.1:9/"}, "--ws is not yet supported"},
+		{"grpc", []string{"tools", "--grpc=127.0.0.1:9"}, "--grpc is not yet supported"},
+		{"env with another transport", []string{"tools", "--http", "http://127.0.0.1:9/mcp", "--env", "A=1"}, "--env sets the environment of a --stdio server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tako(t, tt.args...)
+			r.wantFailure(t, 2, tt.want)
+			if r.stdout != "" {
+				t.Errorf("stdout: %q, want nothing", r.stdout)
+			}
+		})
+	}
+}

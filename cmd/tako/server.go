@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// dialer starts or reaches the server and runs the MCP handshake.
+type dialer func(ctx context.Context) (*transport.Session, error)
+
+// chooseServer turns the transport flag into a dialer. It is the one place
+// that knows the transports: a new one is a case here (and its flag in
+// args.go). Everything it rejects is a usage error, found before anything
+// starts.
+func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
+	if len(o.env) > 0 && o.server.kind != "stdio" && o.server.kind != "" {
+		return nil, usagef("--env sets the environment of a --stdio server, not of --%s", o.server.kind)
+	}
+	sessionOpts := &transport.Options{Logger: logger}
+	switch o.server.kind {
+	case "stdio":
+		argv, err := splitCommand(o.server.value)
+		if err == nil && argv[0] == "" {
+			err = errors.New("empty command name")
+		}
+		if err != nil {
+			return nil, usagef("--stdio: %v", err)
+		}
+		return func(ctx context.Context) (*transport.Session, error) {
+			conn, err := stdio.Start(ctx, stdio.Options{
+				Command: argv[0],
+				Args:    argv[1:],
+				Env:     o.env,
+				Logger:  logger,
+			})
+			if err != nil {
+				return nil, &stageError{stage: "start " + argv[0], err: err}
+			}
+			return transport.Connect(ctx, conn, sessionOpts)
+		}, nil
+	case "http", "ws", "grpc":
+		return nil, usagef("--%s is not yet supported: use --stdio", o.server.kind)
+	case "":
+		return nil, usagef(`no server: give one with --stdio "CMD ARGS..."`)
+	default:
+		// Only flags of flagDefs set kind; reaching here is a bug there.
+		return nil, fmt.Errorf("internal error: unknown transport %q", o.server.kind)
+	}
+}
