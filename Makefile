@@ -1,0 +1,74 @@
+# tako's house targets. They need Go 1.26 (or any Go >= 1.24 for the root
+# module), and for the interop tests Node.js 20+ with npm: `make test` runs
+# `npm ci` itself when the npm peers are missing or older than the lock.
+#
+#   make demo      build the CLI and the demo server, list and call a tool
+#   make test      go vet, then go test -race in both modules
+#   make interop   only the interop tests (interop/, its own module)
+#   make bench     benchmarks of the root module
+#   make lint      gofmt, go vet and staticcheck over both modules
+#   make clean     remove what the targets built
+
+GO         ?= go
+BIN        := bin
+MODULES    := . interop
+# Pinned: staticcheck v0.8.2 is built for Go 1.26 (its go.mod says go 1.26.0),
+# so it understands the language and standard library this repo is built with.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# npm writes this file on every install, so its time stamp says when the
+# peers were installed (the files of a package keep the tarball's times).
+NPM_STAMP  := node_modules/.package-lock.json
+
+.PHONY: all build demo test vet gotest interop bench lint fmt-check staticcheck clean
+
+all: test
+
+# Both binaries in one go build: it runs the packages' builds in parallel and
+# leaves the cache warm for the next target.
+build:
+	$(GO) build -o $(BIN)/ ./cmd/tako ./examples/demo-server
+
+demo: build
+	./$(BIN)/tako tools --stdio ./$(BIN)/demo-server
+	./$(BIN)/tako call echo '{"message":"hello from tako"}' --stdio ./$(BIN)/demo-server
+
+test: vet gotest
+
+vet:
+	@for m in $(MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+# Both modules run even when the first fails, so one run shows every failure.
+gotest: $(NPM_STAMP)
+	@status=0; \
+	echo "go test -race ./... (.)"; $(GO) test -race -timeout 8m ./... || status=1; \
+	echo "go test -race ./... (interop)"; (cd interop && $(GO) test -race -timeout 8m ./...) || status=1; \
+	exit $$status
+
+interop: $(NPM_STAMP)
+	cd interop && $(GO) test -race -timeout 8m ./...
+
+# Without npm the recipe only says so: the interop tests that need the npm
+# peers then skip, or fail when CI=true (they say what to install).
+$(NPM_STAMP): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		echo "npm ci"; npm ci; \
+	else \
+		echo "npm not found: install Node.js 20+ and npm for the interop tests against the npm reference server"; \
+	fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l); \
+	if [ -n "$$out" ]; then echo "gofmt -l reports files that need gofmt -w:"; echo "$$out"; exit 1; fi; \
+	echo "gofmt -l: clean"
+
+staticcheck:
+	@for m in $(MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
+
+clean:
+	rm -rf $(BIN) coverage.out
+	find . -name '*.test' -not -path './node_modules/*' -type f -delete
