@@ -7,3 +7,5 @@ import "syscall"
 func ignoreSIGTERM() {}
 
 func spawnAttr(bool) *syscall.SysProcAttr { return nil }
+
+func closeFD(int) {}

@@ -17,3 +17,7 @@ func spawnAttr(setsid bool) *syscall.SysProcAttr {
 	}
 	return nil
 }
+
+// closeFD closes a standard descriptor for good (os.File.Close would wait
+// for a blocked read).
+func closeFD(fd int) { _ = syscall.Close(fd) }

@@ -21,9 +21,11 @@ import (
 
 // serverEnv makes the test binary, re-executed by a test, act as an MCP
 // server on its stdin and stdout instead of running the tests. Its value is
-// the mode: "echo" serves until stdin ends; "stubborn" ignores SIGTERM and
-// keeps running after stdin ends; "deaf" never reads stdin; "sleep" just
-// sleeps (a grandchild).
+// the mode: "echo" serves until stdin ends; "reference" serves mcptest's
+// reference server; "stubborn" ignores SIGTERM and
+// keeps running after stdin ends; "deaf" never reads stdin; "closestdin"
+// and "closestdout" close that pipe and live on; "sleep" just sleeps (a
+// grandchild).
 const serverEnv = "TAKO_STDIO_TEST_SERVER"
 
 func TestMain(m *testing.M) {
@@ -51,6 +53,21 @@ func runServer(mode string) int {
 	case "echo":
 		serve()
 		return 0
+	case "reference":
+		return serveReference()
+	case "closestdin", "closestdout":
+		// Close one pipe, say so on stdout (after closing stdin, before
+		// closing stdout), and live on.
+		const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"closing"}}` + "\n"
+		if mode == "closestdin" {
+			closeFD(0)
+			os.Stdout.WriteString(note)
+		} else {
+			os.Stdout.WriteString(note)
+			closeFD(1)
+		}
+		time.Sleep(lingerFor)
+		return 0
 	}
 	os.Stderr.WriteString("unknown test server mode " + mode + "\n")
 	return 2
@@ -74,6 +91,7 @@ type serverParams struct {
 //	batch   answers with a batch: its response and a notification
 //	die     writes stderr, a last notification, and exits with code
 //	env     answers {"value": $name}
+//	cwd     answers {"value": working directory}
 //	spawn   starts a sleeping grandchild holding stdout, answers {"pid": N}
 //	stderr  writes stderr, answers {}
 func serve() {
@@ -124,6 +142,9 @@ func serve() {
 			os.Exit(p.Code)
 		case "env":
 			reply(msg.ID, map[string]string{"value": os.Getenv(p.Name)})
+		case "cwd":
+			wd, _ := os.Getwd()
+			reply(msg.ID, map[string]string{"value": wd})
 		case "spawn":
 			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), serverEnv+"=sleep")

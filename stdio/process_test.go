@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -386,10 +387,18 @@ func TestStartCommandNotFound(t *testing.T) {
 	}
 }
 
-func TestEnvOverride(t *testing.T) {
+func TestEnvAndDir(t *testing.T) {
 	t.Setenv("TAKO_STDIO_TEST_VAR", "parent")
 	t.Setenv("TAKO_STDIO_TEST_INHERITED", "inherited")
-	c := startServer(t, "echo", stdio.Options{Env: []string{"TAKO_STDIO_TEST_VAR=child"}})
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, "echo", stdio.Options{Env: []string{"TAKO_STDIO_TEST_VAR=child"}, Dir: dir})
+	m := mustCall(t, c, mcp.StringID("cwd"), "cwd", nil)
+	if want, _ := json.Marshal(map[string]string{"value": dir}); string(m.Result) != string(want) {
+		t.Errorf("cwd: %s, want %s", m.Result, want)
+	}
 	for name, want := range map[string]string{"TAKO_STDIO_TEST_VAR": "child", "TAKO_STDIO_TEST_INHERITED": "inherited"} {
 		m := mustCall(t, c, mcp.StringID(name), "env", serverParams{Name: name})
 		var got struct{ Value string }
@@ -483,4 +492,37 @@ func spawnGrandchild(t *testing.T, c *stdio.Conn, setsid bool) int {
 		t.Fatalf("spawn: %s, %v", m.Result, err)
 	}
 	return r.Pid
+}
+
+// A server that closes its stdin but lives on: a Write gets EPIPE, which
+// is an error wrapping ErrConnectionLost (and no SIGPIPE kills us: Go
+// ignores it for descriptors other than 1 and 2).
+func TestServerClosesStdin(t *testing.T) {
+	c := startServer(t, "closestdin", stdio.Options{StdinGrace: -1, TermGrace: 100 * time.Millisecond})
+	ctx := context.Background()
+	if m, err := c.Read(ctx); err != nil || m.Method != "notifications/message" {
+		t.Fatalf("Read: %+v, %v", m, err)
+	}
+	err := c.Write(ctx, request(t, mcp.Int64ID(1), "echo", nil))
+	if !errors.Is(err, transport.ErrConnectionLost) || !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("Write: %v, want ErrConnectionLost and EPIPE", err)
+	}
+}
+
+// A server that closes its stdout but lives on: Read ends with an error
+// wrapping ErrConnectionLost (not an ExitError: it has not exited).
+func TestServerClosesStdout(t *testing.T) {
+	c := startServer(t, "closestdout", stdio.Options{StdinGrace: -1, TermGrace: 100 * time.Millisecond})
+	ctx := context.Background()
+	if m, err := c.Read(ctx); err != nil || m.Method != "notifications/message" {
+		t.Fatalf("Read: %+v, %v", m, err)
+	}
+	_, err := c.Read(ctx)
+	var ee *stdio.ExitError
+	if !errors.Is(err, transport.ErrConnectionLost) || errors.As(err, &ee) {
+		t.Errorf("Read: %v, want ErrConnectionLost", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }

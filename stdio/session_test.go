@@ -1,3 +1,5 @@
+//go:build unix
+
 package stdio_test
 
 // Tests of the whole client (Session over a stdio Conn) against a real
@@ -246,4 +248,36 @@ func BenchmarkSessionCallTool(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkSessionHugeResult measures a 16 MiB tool result through the whole
+// client: reading the line, decoding the envelope and the content block.
+func BenchmarkSessionHugeResult(b *testing.B) {
+	s, _ := startSession(b, stdio.Options{Command: demoServer(b)}, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	params := &mcp.CallToolParams{Name: "big", Arguments: json.RawMessage(`{"bytes":16777216}`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(16 << 20)
+	for b.Loop() {
+		res, err := s.CallTool(ctx, params)
+		if err != nil || len(res.Content) != 1 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkSessionConcurrent measures calls/s with 16 callers on one session.
+func BenchmarkSessionConcurrent(b *testing.B) {
+	s, _ := startSession(b, stdio.Options{Command: demoServer(b)}, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	params := &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)}
+	b.ReportAllocs()
+	b.SetParallelism(8) // 8 × GOMAXPROCS(2) = 16 callers
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.CallTool(context.Background(), params); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -10,9 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -75,12 +76,20 @@ func NewStreamConn(r io.Reader, w io.Writer, opts StreamOptions) transport.Conn 
 		if c, ok := r.(io.Closer); ok {
 			_ = c.Close()
 		}
-		if c, ok := w.(io.Closer); ok && any(w) != any(r) {
+		if c, ok := w.(io.Closer); ok && !sameStream(r, w) {
 			_ = c.Close()
 		}
 	}
 	go f.readLoop()
 	return &streamConn{f}
+}
+
+// sameStream reports whether r and w are one object (a net.Conn passed as
+// both), which must be closed once. Values of a type that cannot be compared
+// are taken to be different rather than made to panic.
+func sameStream(r io.Reader, w io.Writer) bool {
+	t := reflect.TypeOf(r)
+	return t == reflect.TypeOf(w) && t.Comparable() && any(r) == any(w)
 }
 
 // streamConn is the Conn NewStreamConn returns: the framer, closed by
@@ -146,9 +155,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // than a mutex, so that waiting for one's turn honours the context). Each
 // message is encoded into a reused buffer and written with one Write call.
 type framer struct {
-	br  *bufio.Reader
-	max int
-	log *slog.Logger
+	br   *bufio.Reader
+	long longLine // a line longer than br's buffer, being read
+	max  int
+	log  *slog.Logger
 
 	in       chan inbound // readLoop -> Read; closed when r has ended
 	readDone chan struct{}
@@ -290,29 +300,21 @@ var errDelivery = errors.New("closed while delivering")
 // readLines reads lines until r fails or the Conn is closed, and returns
 // why it stopped.
 func (f *framer) readLines() error {
-	// acc accumulates a line longer than the bufio buffer. It is handed to
-	// DecodeMessage, which may alias it, so it is never reused.
-	var acc []byte
 	for {
 		chunk, err := f.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			if len(acc)+len(chunk) > f.max {
-				if err := f.discard(acc, chunk); err != nil {
+			if f.long.n+len(chunk) > f.max {
+				if err := f.discard(chunk); err != nil {
 					return err
 				}
-				acc = nil
 				continue
 			}
-			if acc == nil {
-				acc = make([]byte, 0, 4*len(chunk))
-			}
-			acc = append(acc, chunk...)
+			f.long.add(chunk)
 			continue
 		}
 		line, owned := chunk, false
-		if acc != nil {
-			line, owned = append(acc, chunk...), true
-			acc = nil
+		if f.long.n > 0 {
+			line, owned = f.long.join(chunk), true
 		}
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		if len(line) > f.max {
@@ -331,13 +333,13 @@ func (f *framer) readLines() error {
 }
 
 // discard skips the rest of a line that exceeds the cap, feeding it to an
-// id scanner as it goes, then reports it. head and chunk are the part read
-// so far.
-func (f *framer) discard(head, chunk []byte) error {
+// id scanner as it goes, then reports it. What was read of it so far is in
+// f.long and chunk.
+func (f *framer) discard(chunk []byte) error {
 	var sc idScanner
-	sc.feed(head)
+	size := int64(f.long.n + len(chunk))
+	f.long.drain(sc.feed)
 	sc.feed(chunk)
-	size := int64(len(head) + len(chunk))
 	for {
 		chunk, err := f.br.ReadSlice('\n')
 		if err == nil {
@@ -364,6 +366,59 @@ func (f *framer) tooLarge(sc *idScanner, size int64) inbound {
 	}
 	f.log.Warn("stdio: skipped a message over the size limit", "bytes", size, "limit", f.max, "id", id.String())
 	return inbound{err: me}
+}
+
+// longLine accumulates a line longer than the bufio buffer, in blocks of
+// the buffer's size, and then joins them into one slice of exactly the
+// line's size. That costs two copies and never over-allocates (growing one
+// slice by doubling allocates up to four times the line); the blocks of one
+// long line are kept for the next, up to keepBlocks of them.
+type longLine struct {
+	blocks [][]byte // in use; all full but the last
+	free   [][]byte // kept for reuse
+	n      int      // bytes held
+}
+
+// keepBlocks bounds the blocks a Conn keeps between long lines (1 MiB).
+const keepBlocks = 16
+
+func (l *longLine) add(p []byte) {
+	l.n += len(p)
+	for len(p) > 0 {
+		if k := len(l.blocks); k == 0 || len(l.blocks[k-1]) == cap(l.blocks[k-1]) {
+			var b []byte
+			if m := len(l.free); m > 0 {
+				b, l.free = l.free[m-1][:0], l.free[:m-1]
+			} else {
+				b = make([]byte, 0, readBufferSize)
+			}
+			l.blocks = append(l.blocks, b)
+		}
+		last := &l.blocks[len(l.blocks)-1]
+		k := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+}
+
+// join returns the held bytes followed by tail, in a new slice, and
+// empties l.
+func (l *longLine) join(tail []byte) []byte {
+	out := make([]byte, 0, l.n+len(tail))
+	l.drain(func(b []byte) { out = append(out, b...) })
+	return append(out, tail...)
+}
+
+// drain passes the held bytes to fn, in order, and empties l.
+func (l *longLine) drain(fn func([]byte)) {
+	for i, b := range l.blocks {
+		fn(b)
+		if len(l.free) < keepBlocks {
+			l.free = append(l.free, b)
+		}
+		l.blocks[i] = nil
+	}
+	l.blocks, l.n = l.blocks[:0], 0
 }
 
 // handleLine decodes one line and delivers what it holds. owned says the
@@ -454,14 +509,11 @@ func (f *framer) badMessage(line []byte, err error) (inbound, bool) {
 // preview returns the start of a skipped line for a log record, as valid
 // UTF-8 and never longer than previewSize bytes.
 func preview(b []byte) string {
+	more := ""
 	if len(b) > previewSize {
-		b = b[:previewSize]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
-		return string(b) + "…"
+		b, more = b[:previewSize], "…"
 	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	return string(bytes.ToValidUTF8(b, []byte("\uFFFD"))) + more
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -504,6 +556,13 @@ func (f *framer) write(ctx context.Context, msg *mcp.Message, raw []byte) error 
 	start := f.wpend
 	buf := f.wbuf[:start]
 	if msg != nil {
+		// Room for the whole line up front: a big message is then copied
+		// once, not regrown as each piece is appended.
+		need := len(msg.Method) + len(msg.Params) + len(msg.Result) + 128
+		if msg.Error != nil {
+			need += len(msg.Error.Message) + len(msg.Error.Data)
+		}
+		buf = slices.Grow(buf, need)
 		buf = msg.AppendJSON(buf)
 		buf = append(buf, '\n')
 	} else {

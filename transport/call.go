@@ -61,7 +61,7 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 			defer cancel()
 		}
 	}
-	res, err := s.roundTrip(ctx, method, params, true)
+	res, err := s.send(ctx, method, params)
 	if err != nil || !s.modern || !mrtrMethod(method) {
 		return res, err
 	}
@@ -101,11 +101,56 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 			return nil, err
 		}
 		// Each round is a new request with a new id (MRTR [M]).
-		res, err = s.roundTrip(ctx, method, retry, true)
+		res, err = s.send(ctx, method, retry)
 		if err != nil {
 			return nil, err
 		}
 	}
+}
+
+// send runs one round trip, re-sending it when the wire says the request
+// was lost or the legacy session expired (DESIGN.md: the wire knows, the
+// engine acts). Every re-send has a new id.
+func (s *Session) send(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	const maxLost = 2
+	lost, expired := 0, false
+	for {
+		gen := s.generation.Load()
+		res, err := s.roundTrip(ctx, method, params, true)
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, ErrRequestLost) && lost < maxLost && ctx.Err() == nil:
+			lost++
+			s.log.Debug("mcp: request lost in transit; re-sending", "method", method, "err", err)
+			continue
+		case errors.Is(err, ErrSessionExpired) && !expired && !s.modern && ctx.Err() == nil:
+			expired = true
+			if herr := s.renewSession(ctx, gen); herr != nil {
+				return nil, fmt.Errorf("%w; starting a new session failed: %w", err, herr)
+			}
+			continue
+		}
+		return nil, err
+	}
+}
+
+// renewSession runs the legacy handshake again after the server forgot the
+// session (checklist §4B.2), once per expiry however many calls noticed it:
+// a caller that saw generation gen expire finds it already renewed if
+// another caller got there first.
+func (s *Session) renewSession(ctx context.Context, gen int64) error {
+	s.rehandshakeMu.Lock()
+	defer s.rehandshakeMu.Unlock()
+	if s.generation.Load() != gen {
+		return nil
+	}
+	s.log.Info("mcp: session expired; starting a new one")
+	if err := s.initialize(ctx, s.ServerInfo().ProtocolVersion); err != nil {
+		return err
+	}
+	s.generation.Add(1)
+	return nil
 }
 
 func mrtrMethod(m string) bool {

@@ -30,6 +30,12 @@ import (
 // Errors: Read returns a *MessageError for one bad message that does not
 // poison the connection (the engine fails the request with that id, if any,
 // and reads on). Any other error from Read is final: the connection is gone.
+//
+// What only the wire can see reaches the engine as typed errors, and the
+// engine decides what to do: a request failed with an error wrapping
+// ErrSessionExpired (from Write, or as a MessageError) makes the engine run
+// the legacy handshake again and retry the request once with a new id; one
+// wrapping ErrRequestLost is re-sent with a new id.
 type Conn interface {
 	// Read returns the next message from the server. It blocks until one
 	// arrives, ctx is done, or the connection ends.
@@ -65,6 +71,11 @@ var (
 	// ErrCapability: the server did not declare the capability the call
 	// needs, so tako did not send it.
 	ErrCapability = errors.New("mcp: server lacks capability")
+	// ErrRequestLost: the request or its answer was lost in transit (a
+	// 2026-07-28 response stream broke before the response). A Conn reports
+	// it as a MessageError for that request's id; the engine re-sends the
+	// request with a new id, at most twice.
+	ErrRequestLost = errors.New("mcp request lost in transit")
 )
 
 // MessageError reports one message the Conn could not deliver (too large, or

@@ -61,15 +61,17 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 				}
 				return false, fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, r.SupportedVersions)
 			}
-			s.info = ServerInfo{
+			info := ServerInfo{
 				ProtocolVersion: version,
 				Capabilities:    r.Capabilities,
 				Instructions:    r.Instructions,
 				Notifications:   true,
 			}
 			if raw, ok := r.Meta[mcp.MetaServerInfo]; ok {
-				_ = json.Unmarshal(raw, &s.info.Implementation) // display only
+				_ = json.Unmarshal(raw, &info.Implementation) // display only
 			}
+			s.setInfo(info)
+			s.startListen(r.Capabilities)
 			return true, nil
 		}
 		var rpcErr *mcp.Error
@@ -175,13 +177,13 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 		if !mcp.IsSupportedVersion(r.ProtocolVersion) || mcp.IsModernVersion(r.ProtocolVersion) {
 			return fmt.Errorf("%w: server answered initialize with version %q", ErrUnsupportedVersion, r.ProtocolVersion)
 		}
-		s.info = ServerInfo{
+		s.setInfo(ServerInfo{
 			ProtocolVersion: r.ProtocolVersion,
 			Implementation:  r.ServerInfo,
 			Capabilities:    r.Capabilities,
 			Instructions:    r.Instructions,
 			Notifications:   true,
-		}
+		})
 		if err := s.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func (s *Session) listAll(ctx context.Context, method string, page func(json.Raw
 // ListTools returns every tool the server offers, all pages merged. A
 // server that did not declare the tools capability has none.
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	if s.info.Capabilities.Tools == nil {
+	if s.ServerInfo().Capabilities.Tools == nil {
 		return nil, nil
 	}
 	var tools []mcp.Tool
@@ -77,7 +77,7 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 
 // ListResources returns every resource the server lists.
 func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	if s.info.Capabilities.Resources == nil {
+	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
 	var out []mcp.Resource
@@ -94,7 +94,7 @@ func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 
 // ListResourceTemplates returns every resource template the server lists.
 func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	if s.info.Capabilities.Resources == nil {
+	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
 	var out []mcp.ResourceTemplate
@@ -111,7 +111,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemp
 
 // ReadResource reads one resource.
 func (s *Session) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	if s.info.Capabilities.Resources == nil {
+	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, fmt.Errorf("%w: resources", ErrCapability)
 	}
 	var r mcp.ReadResourceResult
@@ -123,7 +123,7 @@ func (s *Session) ReadResource(ctx context.Context, p *mcp.ReadResourceParams) (
 
 // ListPrompts returns every prompt the server lists.
 func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
-	if s.info.Capabilities.Prompts == nil {
+	if s.ServerInfo().Capabilities.Prompts == nil {
 		return nil, nil
 	}
 	var out []mcp.Prompt
@@ -140,7 +140,7 @@ func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 
 // GetPrompt fetches one prompt with its arguments filled in.
 func (s *Session) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	if s.info.Capabilities.Prompts == nil {
+	if s.ServerInfo().Capabilities.Prompts == nil {
 		return nil, fmt.Errorf("%w: prompts", ErrCapability)
 	}
 	var r mcp.GetPromptResult
@@ -152,7 +152,7 @@ func (s *Session) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.G
 
 // Complete asks for completions of a prompt or resource-template argument.
 func (s *Session) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	if s.info.Capabilities.Completions == nil {
+	if s.ServerInfo().Capabilities.Completions == nil {
 		return nil, fmt.Errorf("%w: completions", ErrCapability)
 	}
 	var r mcp.CompleteResult

@@ -58,7 +58,8 @@ type Session struct {
 	opts Options
 	log  *slog.Logger
 
-	// Fixed after the handshake.
+	// Fixed after the handshake (info is guarded by mu: an expired legacy
+	// session runs the handshake again).
 	info     ServerInfo
 	modern   bool
 	metaBody []byte // 2026-07-28: the reserved _meta members every request carries
@@ -77,6 +78,11 @@ type Session struct {
 	err       error // why it ended; set before done is closed
 	closeOnce sync.Once
 	closeErr  error
+
+	// Legacy sessions that expire (HTTP 404) are re-established once per
+	// expiry, however many calls notice it: generation counts handshakes.
+	rehandshakeMu sync.Mutex
+	generation    atomic.Int64
 
 	events    eventQueue
 	readerCtx context.Context
@@ -176,7 +182,19 @@ func (h *Handlers) capabilities() mcp.ClientCapabilities {
 }
 
 // ServerInfo returns what the handshake learned about the server.
-func (s *Session) ServerInfo() ServerInfo { return s.info }
+func (s *Session) ServerInfo() ServerInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// setInfo records what a handshake learned; a legacy session that expired
+// runs the handshake again while calls are in flight.
+func (s *Session) setInfo(info ServerInfo) {
+	s.mu.Lock()
+	s.info = info
+	s.mu.Unlock()
+}
 
 // Done is closed when the session has ended, by Close or because the Conn
 // was lost.
@@ -338,7 +356,18 @@ func (s *Session) notification(msg *mcp.Message) {
 			if cancel != nil {
 				cancel()
 			}
+			// A 2026-07-28 server may also end one of our long-lived
+			// requests (a listen stream) this way. In the legacy eras the
+			// id can only name the server's own request, and our ids share
+			// its number space, so it must not touch our calls.
+			if n, ok := p.RequestID.Int64(); ok && s.modern {
+				if pc := s.take(n); pc != nil {
+					pc.ch <- reply{err: errServerCancelled}
+				}
+			}
 		}
+		return
+	case mcp.NotificationSubscriptionsAck:
 		return
 	case mcp.NotificationMessage:
 		s.log.Debug("mcp: server log", "params", string(msg.Params))

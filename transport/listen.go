@@ -1,0 +1,77 @@
+package transport
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// On 2026-07-28 a server pushes list changes and resource updates only on a
+// subscriptions/listen stream (checklist §4C.8, §6C): a long-lived request
+// whose notifications carry its id as _meta subscriptionId, and whose
+// response, when it comes, ends the stream. The session keeps one open for
+// as long as it lives, re-opening it with backoff when it ends, so that
+// Subscribe works the same in both eras.
+
+// errServerCancelled completes a call the server itself cancelled
+// (notifications/cancelled for one of our ids; servers end a listen stream
+// that way).
+var errServerCancelled = errors.New("mcp: the server cancelled the request")
+
+// startListen opens the listen stream if the server declares anything it
+// could push.
+func (s *Session) startListen(caps mcp.ServerCapabilities) {
+	filter := map[string]any{}
+	if caps.Tools != nil && caps.Tools.ListChanged {
+		filter["toolsListChanged"] = true
+	}
+	if caps.Prompts != nil && caps.Prompts.ListChanged {
+		filter["promptsListChanged"] = true
+	}
+	if caps.Resources != nil && caps.Resources.ListChanged {
+		filter["resourcesListChanged"] = true
+	}
+	if len(filter) == 0 {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"notifications": filter})
+	s.wg.Add(1)
+	go s.listenLoop(params)
+}
+
+func (s *Session) listenLoop(params json.RawMessage) {
+	defer s.wg.Done()
+	backoff := 500 * time.Millisecond
+	for {
+		opened := time.Now()
+		_, err := s.roundTrip(s.readerCtx, mcp.MethodSubscriptionsListen, params, true)
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		var rpcErr *mcp.Error
+		if errors.As(err, &rpcErr) {
+			// The server does not offer listen streams (or refuses this
+			// filter): nothing to re-open.
+			s.log.Debug("mcp: subscriptions/listen refused", "err", err)
+			return
+		}
+		if err != nil && !errors.Is(err, errServerCancelled) {
+			s.log.Debug("mcp: subscriptions/listen ended", "err", err)
+		}
+		if time.Since(opened) > time.Minute {
+			backoff = 500 * time.Millisecond
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-s.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
