@@ -1,0 +1,162 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// faultConn wraps a Conn to play what only a wire can see: a lost response
+// stream, an expired HTTP session.
+type faultConn struct {
+	transport.Conn
+	mu sync.Mutex
+	// onRead may replace a message read with an error.
+	onRead func(m *mcp.Message) error
+	// onWrite may fail a write.
+	onWrite func(m *mcp.Message) error
+}
+
+func (c *faultConn) Read(ctx context.Context) (*mcp.Message, error) {
+	m, err := c.Conn.Read(ctx)
+	if err != nil || c.onRead == nil {
+		return m, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ferr := c.onRead(m); ferr != nil {
+		return nil, ferr
+	}
+	return m, nil
+}
+
+func (c *faultConn) Write(ctx context.Context, m *mcp.Message) error {
+	if c.onWrite != nil {
+		c.mu.Lock()
+		err := c.onWrite(m)
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return c.Conn.Write(ctx, m)
+}
+
+func TestLostRequestIsResentWithNewID(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	var callID mcp.ID
+	lost := false
+	fc := &faultConn{Conn: conn}
+	fc.onWrite = func(m *mcp.Message) error {
+		if m.Method == mcp.MethodToolsCall && !callID.IsValid() {
+			callID = m.ID
+		}
+		return nil
+	}
+	fc.onRead = func(m *mcp.Message) error {
+		if m.IsResponse() && m.ID == callID && !lost {
+			lost = true
+			return &transport.MessageError{ID: m.ID, Err: fmt.Errorf("stream broke: %w", transport.ErrRequestLost)}
+		}
+		return nil
+	}
+	s := connect(t, fc, nil)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)})
+	if err != nil || res.Text() != `{"a":1}` {
+		t.Fatalf("%v %v", res, err)
+	}
+	calls := f.messages(mcp.MethodToolsCall)
+	if len(calls) != 2 || calls[0].ID == calls[1].ID {
+		t.Fatalf("want two tools/call with distinct ids, got %d", len(calls))
+	}
+}
+
+func TestExpiredSessionIsRenewedOnce(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20250618, echoTool))
+	expire := 0
+	fc := &faultConn{Conn: conn}
+	fc.onWrite = func(m *mcp.Message) error {
+		if m.Method == mcp.MethodToolsCall && expire < 1 {
+			expire++
+			return fmt.Errorf("HTTP 404: %w", transport.ErrSessionExpired)
+		}
+		return nil
+	}
+	s := connect(t, fc, nil)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"b":2}`)})
+	if err != nil || res.Text() != `{"b":2}` {
+		t.Fatalf("%v %v", res, err)
+	}
+	if n := len(f.messages(mcp.MethodInitialize)); n != 2 {
+		t.Fatalf("initialize sent %d times, want 2", n)
+	}
+	var p mcp.InitializeParams
+	_ = json.Unmarshal(f.messages(mcp.MethodInitialize)[1].Params, &p)
+	if p.ProtocolVersion != mcp.Version20250618 {
+		t.Fatalf("new session offered %q, want the negotiated version", p.ProtocolVersion)
+	}
+}
+
+func TestSessionThatKeepsExpiringFails(t *testing.T) {
+	_, conn := startFake(t, legacy(mcp.Version20250618, echoTool))
+	fc := &faultConn{Conn: conn}
+	fc.onWrite = func(m *mcp.Message) error {
+		if m.Method == mcp.MethodToolsCall {
+			return fmt.Errorf("HTTP 404: %w", transport.ErrSessionExpired)
+		}
+		return nil
+	}
+	s := connect(t, fc, nil)
+	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"})
+	if err == nil {
+		t.Fatal("call succeeded")
+	}
+}
+
+func TestListenStreamDeliversAndReopens(t *testing.T) {
+	var f *fakeServer
+	f, conn := startFake(t, func(fs *fakeServer, m *mcp.Message) *mcp.Message {
+		if m.Method == mcp.MethodDiscover {
+			return result(m.ID, map[string]any{
+				"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
+			})
+		}
+		if m.Method != mcp.MethodSubscriptionsListen {
+			return nil
+		}
+		meta := map[string]any{mcp.MetaSubscriptionID: m.ID.Raw()}
+		ack, _ := mcp.NewNotification(mcp.NotificationSubscriptionsAck, map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": meta})
+		_ = f.conn.Write(context.Background(), ack)
+		if len(fs.messages(mcp.MethodSubscriptionsListen)) == 1 {
+			// End the first stream gracefully; the client re-opens it.
+			return result(m.ID, map[string]any{"resultType": "complete", "_meta": meta})
+		}
+		return nil
+	})
+	s := connect(t, conn, nil)
+	got := make(chan mcp.Notification, 4)
+	unsub := s.Subscribe(func(n mcp.Notification) { got <- n })
+	defer unsub()
+	ls := f.waitFor(mcp.MethodSubscriptionsListen, 2)
+	var p struct {
+		Notifications map[string]bool `json:"notifications"`
+	}
+	_ = json.Unmarshal(ls[1].Params, &p)
+	if !p.Notifications["toolsListChanged"] || ls[0].ID == ls[1].ID {
+		t.Fatalf("listen requests %s / %s", ls[0].Params, ls[1].Params)
+	}
+	// A change pushed on the re-opened stream reaches the subscriber.
+	n, _ := mcp.NewNotification(mcp.NotificationToolsListChanged, map[string]any{"_meta": map[string]any{mcp.MetaSubscriptionID: ls[1].ID.Raw()}})
+	if err := f.conn.Write(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-got; m.Method != mcp.NotificationToolsListChanged {
+		t.Fatalf("got %s", m.Method)
+	}
+}
