@@ -1,0 +1,695 @@
+package websocket_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	neturl "net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gorilla "github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
+	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/transporttest"
+	"github.com/tako-mcp/tako/websocket"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// limit bounds a test so that a hang becomes a failure.
+func limit(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// referenceBackend serves each bridged client with srv over an in-process
+// pipe. Serving ends when the bridge closes the pipe; wait waits for every
+// Serve to return.
+type referenceBackend struct {
+	srv *mcptest.Server
+	wg  sync.WaitGroup
+}
+
+func (b *referenceBackend) backend(ctx context.Context) (transport.Conn, error) {
+	client, server := transport.Pipe()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		// The bridge closes client when it ends, which ends Serve; ctx
+		// (the bridge's) ends it too.
+		b.srv.Serve(context.WithoutCancel(ctx), server)
+	}()
+	return client, nil
+}
+
+// startBridge serves h on a local httptest server and returns its ws:// URL.
+// Everything is shut down when the test ends.
+func startBridge(t *testing.T, h *websocket.Handler) string {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		h.Close()
+	})
+	return "ws" + strings.TrimPrefix(ts.URL, "http") + "/mcp"
+}
+
+// referenceBridge starts a Handler whose backend is the reference server.
+func referenceBridge(t *testing.T, srv *mcptest.Server, h *websocket.Handler) string {
+	t.Helper()
+	rb := &referenceBackend{srv: srv}
+	h.Backend = rb.backend
+	url := startBridge(t, h)
+	t.Cleanup(rb.wg.Wait)
+	return url
+}
+
+func dial(t *testing.T, url string, opts *websocket.DialOptions) *websocket.Conn {
+	t.Helper()
+	conn, err := websocket.Dial(limit(t), url, opts)
+	if err != nil {
+		t.Fatalf("Dial %s: %v", url, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestConformance runs the Conn conformance kit: a websocket.Conn dialled
+// to a websocket.Handler whose backend is the in-process reference server.
+func TestConformance(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	transporttest.Run(t, func(t *testing.T) transport.Conn {
+		return dial(t, url, nil)
+	}, transporttest.WithServer(srv))
+	if v := srv.Violations(); len(v) > 0 {
+		t.Errorf("the Session broke the protocol: %q", v)
+	}
+}
+
+// TestConformanceLegacyServer runs the kit against a legacy-only server,
+// whose lifecycle (initialize) is the one WebSocket peers use.
+func TestConformanceLegacyServer(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{Versions: []string{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326, mcp.Version20241105}})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	transporttest.Run(t, func(t *testing.T) transport.Conn {
+		return dial(t, url, nil)
+	}, transporttest.WithServer(srv), transporttest.WithVersions("", mcp.Version20241105))
+}
+
+// serveHTTP serves h on a local httptest server and, when the test ends,
+// closes it and waits for every handler, hijacked ones included (which
+// httptest.Server.Close does not wait for). A handler counts itself before
+// it answers, so before any client can have seen it.
+func serveHTTP(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	var wg sync.WaitGroup
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wg.Add(1)
+		defer wg.Done()
+		h(w, r)
+	}))
+	t.Cleanup(func() {
+		ts.Close()
+		wg.Wait()
+	})
+	return ts
+}
+
+// rawServer upgrades with the mcp subprotocol and hands the gorilla
+// connection to serve, for peers that misbehave on purpose.
+func rawServer(t *testing.T, serve func(ws *gorilla.Conn)) string {
+	t.Helper()
+	ts := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		up := gorilla.Upgrader{Subprotocols: []string{"mcp"}}
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		serve(ws)
+	})
+	return "ws" + strings.TrimPrefix(ts.URL, "http")
+}
+
+func TestDialRequiresSubprotocol(t *testing.T) {
+	ts := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		up := gorilla.Upgrader{} // selects no subprotocol
+		ws, err := up.Upgrade(w, r, nil)
+		if err == nil {
+			ws.ReadMessage() // until the client goes
+			ws.Close()
+		}
+	})
+	_, err := websocket.Dial(limit(t), "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if !errors.Is(err, transport.ErrProtocol) || !strings.Contains(err.Error(), `"mcp" subprotocol`) {
+		t.Fatalf("Dial to a server without the mcp subprotocol: %v, want an error wrapping ErrProtocol that names the subprotocol", err)
+	}
+}
+
+func TestHandlerRejects(t *testing.T) {
+	started := 0
+	h := &websocket.Handler{
+		AllowedOrigins: []string{"https://app.example"},
+		Backend: func(context.Context) (transport.Conn, error) {
+			started++
+			return nil, errors.New("must not start")
+		},
+	}
+	ts := httptest.NewServer(h)
+	defer func() { ts.Close(); h.Close() }()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http")
+
+	// Without the subprotocol.
+	_, resp, err := gorilla.DefaultDialer.Dial(url, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("dial without subprotocol: %v, %v; want HTTP 400", err, resp)
+	}
+	// From an origin not in the list.
+	_, err = websocket.Dial(limit(t), url, &websocket.DialOptions{Header: http.Header{"Origin": {"https://evil.example"}}})
+	var he *websocket.HandshakeError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden || !errors.Is(err, transport.ErrAuthRequired) {
+		t.Errorf("dial from a foreign origin: %v, want a HandshakeError with 403", err)
+	}
+	// Plain HTTP.
+	res, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusUpgradeRequired {
+		t.Errorf("plain GET: HTTP %d, want 426", res.StatusCode)
+	}
+	if started != 0 {
+		t.Errorf("the backend was started %d times for rejected clients", started)
+	}
+}
+
+func TestHandlerAllowedOrigin(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	url := referenceBridge(t, srv, &websocket.Handler{AllowedOrigins: []string{"https://app.example"}})
+	conn := dial(t, url, &websocket.DialOptions{Header: http.Header{"Origin": {"https://APP.example"}}})
+	s, err := transport.Connect(limit(t), conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ListTools(limit(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBackendFailsGives502: a backend that cannot start is reported to the
+// client as an HTTP error, not as a connection that opens and dies.
+func TestBackendFailsGives502(t *testing.T) {
+	url := startBridge(t, &websocket.Handler{Backend: func(context.Context) (transport.Conn, error) {
+		return nil, errors.New("no such server")
+	}})
+	_, err := websocket.Dial(limit(t), url, nil)
+	var he *websocket.HandshakeError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusBadGateway {
+		t.Fatalf("Dial: %v, want HTTP 502", err)
+	}
+}
+
+// cutProxy is a TCP proxy whose connections can be cut, as a network
+// failure would: both sockets closed, no close frame.
+type cutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); io.Copy(out, in); out.Close() }()
+			go func() { defer p.wg.Done(); io.Copy(in, out); in.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// TestCutMidCallFailsEveryPendingCall: when the TCP connection is cut while
+// calls are in flight, every one of them fails with ErrConnectionLost.
+func TestCutMidCallFailsEveryPendingCall(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	target := strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "ws://")
+	p := newCutProxy(t, target)
+	ctx := limit(t)
+	conn := dial(t, "ws://"+p.ln.Addr().String()+"/mcp", nil)
+	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	const n = 20
+	errs := make(chan error, n)
+	// The sleep tool reports progress once it runs: then the call is
+	// surely pending on the server.
+	running := make(chan struct{}, n)
+	for range n {
+		go func() {
+			var once sync.Once
+			pctx := transport.WithProgress(ctx, func(mcp.ProgressParams) {
+				once.Do(func() { running <- struct{}{} })
+			})
+			_, err := s.CallTool(pctx, &mcp.CallToolParams{Name: mcptest.ToolSleep, Arguments: json.RawMessage(`{"ms":600000}`)})
+			errs <- err
+		}()
+	}
+	for range n {
+		select {
+		case <-running:
+		case <-ctx.Done():
+			t.Fatal("the calls never started")
+		}
+	}
+	p.cut()
+	for range n {
+		err := <-errs
+		if !errors.Is(err, transport.ErrConnectionLost) {
+			t.Errorf("pending call after the cut: %v, want ErrConnectionLost", err)
+		}
+	}
+	if !errors.Is(s.Err(), transport.ErrConnectionLost) {
+		t.Errorf("session error %v, want ErrConnectionLost", s.Err())
+	}
+}
+
+// TestReadLimit: a message past the read limit ends the connection with an
+// error that says so, and the pending call fails with it.
+func TestReadLimit(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	ctx := limit(t)
+	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{ReadLimit: 64 << 10}})
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.ToolBig, Arguments: json.RawMessage(`{"bytes":1000}`)}); err != nil {
+		t.Fatalf("small result: %v", err)
+	}
+	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.ToolBig, Arguments: json.RawMessage(`{"bytes":200000}`)})
+	if !errors.Is(err, transport.ErrMessageTooLarge) || !strings.Contains(err.Error(), "read limit of 65536 bytes") {
+		t.Fatalf("call with a result past the limit: %v, want an error wrapping ErrMessageTooLarge naming the limit", err)
+	}
+	if _, err := s.ListTools(ctx); !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Errorf("call after the connection ended: %v, want the same error", err)
+	}
+}
+
+// TestDeadPeerDetected: a peer that stops answering pings (its TCP
+// connection stays open, it just says nothing) is found within the
+// keepalive bound.
+func TestDeadPeerDetected(t *testing.T) {
+	stop := make(chan struct{})
+	url := rawServer(t, func(ws *gorilla.Conn) {
+		// Never read, so never answer a ping, until the test ends.
+		<-stop
+	})
+	defer close(stop)
+	const interval, timeout = 50 * time.Millisecond, 200 * time.Millisecond
+	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	start := time.Now()
+	_, err := conn.Read(limit(t))
+	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "ping") {
+		t.Fatalf("Read from a silent peer: %v, want ErrConnectionLost about the ping", err)
+	}
+	// Generous slack: the bound is interval+timeout, the machine is slow.
+	if d := time.Since(start); d > 20*(interval+timeout) {
+		t.Errorf("the dead peer was found after %v, want about %v", d, interval+timeout)
+	}
+}
+
+// TestKeepaliveQuietLivePeer: a live peer that sends nothing but answers
+// pings keeps the connection up across many ping rounds.
+func TestKeepaliveQuietLivePeer(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	ctx := limit(t)
+	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: 10 * time.Millisecond, PongTimeout: 5 * time.Second}})
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A call that lasts many ping intervals.
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.ToolSleep, Arguments: json.RawMessage(`{"ms":300}`)}); err != nil {
+		t.Fatalf("call across pings: %v", err)
+	}
+}
+
+// TestClientGoneEndsBackend: when the client disconnects, its backend is
+// closed.
+func TestClientGoneEndsBackend(t *testing.T) {
+	closed := make(chan struct{})
+	srv := mcptest.NewReference(mcptest.Options{})
+	rb := &referenceBackend{srv: srv}
+	url := startBridge(t, &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
+		c, err := rb.backend(ctx)
+		return &notifyClose{Conn: c, closed: closed}, err
+	}})
+	t.Cleanup(rb.wg.Wait)
+	conn := dial(t, url, nil)
+	s, err := transport.Connect(limit(t), conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	select {
+	case <-closed:
+	case <-limit(t).Done():
+		t.Fatal("the backend was not closed after the client left")
+	}
+}
+
+type notifyClose struct {
+	transport.Conn
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (n *notifyClose) Close() error {
+	err := n.Conn.Close()
+	n.once.Do(func() { close(n.closed) })
+	return err
+}
+
+// TestBackendGoneClosesClient: when the backend ends, the client's
+// connection ends too.
+func TestBackendGoneClosesClient(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	srv.FaultTool(mcptest.ToolEcho, mcptest.Fault{Die: true})
+	url := referenceBridge(t, srv, &websocket.Handler{})
+	ctx := limit(t)
+	conn := dial(t, url, nil)
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.ToolEcho, Arguments: json.RawMessage(`{"message":"x"}`)})
+	if !errors.Is(err, transport.ErrConnectionLost) {
+		t.Fatalf("call whose backend died: %v, want ErrConnectionLost", err)
+	}
+}
+
+// TestHandshakeBoundedByContext: a server that accepts TCP but never
+// answers the upgrade does not hold Dial past its context.
+func TestHandshakeBoundedByContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, c) // until the client gives up
+		c.Close()
+	}()
+	defer func() { ln.Close(); wg.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = websocket.Dial(ctx, "ws://"+ln.Addr().String()+"/mcp", nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Dial to a mute server: %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestHeaderSent: DialOptions.Header reaches the server (Authorization).
+func TestHeaderSent(t *testing.T) {
+	got := make(chan string, 1)
+	ts := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		up := gorilla.Upgrader{Subprotocols: []string{"mcp"}}
+		if ws, err := up.Upgrade(w, r, nil); err == nil {
+			ws.ReadMessage()
+			ws.Close()
+		}
+	})
+	conn, err := websocket.Dial(limit(t), "ws"+strings.TrimPrefix(ts.URL, "http"), &websocket.DialOptions{Header: http.Header{"Authorization": {"Bearer s3cret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if a := <-got; a != "Bearer s3cret" {
+		t.Errorf("Authorization %q", a)
+	}
+}
+
+// TestBadFrames: a binary frame or a text frame that is not JSON-RPC is one
+// bad message; the connection goes on.
+func TestBadFrames(t *testing.T) {
+	url := rawServer(t, func(ws *gorilla.Conn) {
+		ws.WriteMessage(gorilla.BinaryMessage, []byte{1, 2, 3})
+		ws.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"both"}}`))
+		ws.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/x"}`))
+		ws.ReadMessage()
+	})
+	conn := dial(t, url, nil)
+	ctx := limit(t)
+	var me *transport.MessageError
+	if _, err := conn.Read(ctx); !errors.As(err, &me) {
+		t.Fatalf("binary frame: %v, want a MessageError", err)
+	}
+	if _, err := conn.Read(ctx); !errors.As(err, &me) || me.ID.String() != "7" {
+		t.Fatalf("bad message: %v, want a MessageError for id 7", err)
+	}
+	m, err := conn.Read(ctx)
+	if err != nil || m.Method != "notifications/x" {
+		t.Fatalf("then: %v %v, want the notification", m, err)
+	}
+}
+
+// blockedWriter fills the connection to a peer that never reads until a
+// Write blocks, and returns that Write's result on a channel once it ends.
+func blockedWriter(t *testing.T, ctx context.Context, conn *websocket.Conn) <-chan error {
+	t.Helper()
+	big := &mcp.Message{Method: "notifications/x", Params: json.RawMessage(`{"pad":"` + strings.Repeat("x", 1<<20) + `"}`)}
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			if err := conn.Write(ctx, big); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	return errc
+}
+
+// TestCloseUnblocksWrite: a Write blocked on a peer that does not read is
+// ended by Close, with ErrClosed, within the close bound.
+func TestCloseUnblocksWrite(t *testing.T) {
+	stop := make(chan struct{})
+	url := rawServer(t, func(ws *gorilla.Conn) { <-stop })
+	defer close(stop)
+	conn, err := websocket.Dial(limit(t), url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := blockedWriter(t, context.Background(), conn)
+	// The writer is blocked once the socket buffers are full; Close must
+	// end it whether or not it got that far.
+	conn.Close()
+	if err := <-errc; !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("blocked Write after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestWriteContextEnds: a Write blocked on a peer that does not read gives
+// up when its context ends; the connection is then unusable and says so.
+func TestWriteContextEnds(t *testing.T) {
+	stop := make(chan struct{})
+	url := rawServer(t, func(ws *gorilla.Conn) { <-stop })
+	defer close(stop)
+	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := blockedWriter(t, ctx, conn)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write whose context ended: %v, want context.Canceled", err)
+	}
+}
+
+// TestClientCutEndsBackend: a client whose TCP connection is cut (no close
+// frame) also has its backend closed.
+func TestClientCutEndsBackend(t *testing.T) {
+	closed := make(chan struct{})
+	srv := mcptest.NewReference(mcptest.Options{})
+	rb := &referenceBackend{srv: srv}
+	url := startBridge(t, &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
+		c, err := rb.backend(ctx)
+		return &notifyClose{Conn: c, closed: closed}, err
+	}})
+	t.Cleanup(rb.wg.Wait)
+	p := newCutProxy(t, strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/mcp"))
+	conn := dial(t, "ws://"+p.ln.Addr().String()+"/mcp", nil)
+	s, err := transport.Connect(limit(t), conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p.cut()
+	select {
+	case <-closed:
+	case <-limit(t).Done():
+		t.Fatal("the backend was not closed after the client's connection was cut")
+	}
+}
+
+// BenchmarkEchoOverBridge measures one tools/call round trip through a
+// WebSocket client, the bridge and an in-process reference server.
+func BenchmarkEchoOverBridge(b *testing.B) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	rb := &referenceBackend{srv: srv}
+	h := &websocket.Handler{Backend: rb.backend}
+	ts := httptest.NewServer(h)
+	defer func() { ts.Close(); h.Close(); rb.wg.Wait() }()
+	ctx := context.Background()
+	conn, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	params := &mcp.CallToolParams{Name: mcptest.ToolEcho, Arguments: json.RawMessage(`{"message":"hi"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.CallTool(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestKeepaliveBackPressureIsNotDeath: a peer whose message waits for us
+// to Read it is not declared dead while it waits, even though its pongs sit
+// unread behind that message.
+func TestKeepaliveBackPressureIsNotDeath(t *testing.T) {
+	url := rawServer(t, func(ws *gorilla.Conn) {
+		ws.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/first"}`))
+		ws.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/second"}`))
+		for { // answer pings until the client goes
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	const interval, timeout = 10 * time.Millisecond, 20 * time.Millisecond
+	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	// Not reading for many keepalive rounds is the point of this test.
+	time.Sleep(20 * (interval + timeout))
+	ctx := limit(t)
+	for _, want := range []string{"notifications/first", "notifications/second"} {
+		m, err := conn.Read(ctx)
+		if err != nil || m.Method != want {
+			t.Fatalf("Read after a pause: %v, %v; want %s", m, err, want)
+		}
+	}
+}
+
+// TestDialThroughProxy: DialOptions.Proxy sends the handshake through an
+// HTTP proxy (CONNECT), as HTTPS_PROXY would.
+func TestDialThroughProxy(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	target := referenceBridge(t, srv, &websocket.Handler{})
+	var (
+		wg        sync.WaitGroup
+		connected = make(chan string, 1)
+	)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
+			return
+		}
+		up, err := net.Dial("tcp", r.Host)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		down, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			up.Close()
+			return
+		}
+		connected <- r.Host
+		wg.Add(2)
+		down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+		go func() { defer wg.Done(); io.Copy(up, down); up.Close() }()
+		go func() { defer wg.Done(); io.Copy(down, up); down.Close() }()
+	}))
+	defer func() { proxy.Close(); wg.Wait() }()
+	proxyURL, _ := neturl.Parse(proxy.URL)
+
+	ctx := limit(t)
+	conn, err := websocket.Dial(ctx, target, &websocket.DialOptions{Proxy: http.ProxyURL(proxyURL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if host := <-connected; !strings.Contains(target, host) {
+		t.Errorf("the proxy was asked for %q, want the host of %s", host, target)
+	}
+}
