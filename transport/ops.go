@@ -65,9 +65,20 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // CallTool calls a tool. A tool that fails reports it in the result
 // (IsError), not as a Go error: a model should see it.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	var r mcp.CallToolResult
-	if err := s.Call(ctx, mcp.MethodToolsCall, p, &r); err != nil {
+	raw, err := marshalObject(p)
+	if err != nil {
 		return nil, err
+	}
+	res, err := s.call(ctx, mcp.MethodToolsCall, raw)
+	if err != nil {
+		return nil, err
+	}
+	var r mcp.CallToolResult
+	// The result's bytes belong to this call alone, so the decoded value
+	// may alias them (the hot path of every agent; see
+	// mcp.DecodeCallToolResult).
+	if err := mcp.DecodeCallToolResult(res, &r); err != nil {
+		return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, mcp.MethodToolsCall, err)
 	}
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
