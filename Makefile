@@ -6,8 +6,10 @@
 #   make test      go vet, then go test -race in both modules
 #   make interop   only the interop tests (interop/, its own module)
 #   make bench     benchmarks of the root module
+#   make bench-peers  tako's client against the peers' and a hand-written floor (bench/, its own module)
 #   make lint      gofmt, go vet and staticcheck over both modules
 #   make clean     remove what the targets built
+#   make proto     regenerate proto/mcppb from proto/*.proto (pinned protoc and plugins)
 
 GO         ?= go
 BIN        := bin
@@ -19,7 +21,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # peers were installed (the files of a package keep the tarball's times).
 NPM_STAMP  := node_modules/.package-lock.json
 
-.PHONY: all build demo test vet gotest interop bench lint fmt-check staticcheck clean
+.PHONY: all build demo test vet gotest interop bench bench-peers lint fmt-check staticcheck clean proto
 
 all: test
 
@@ -56,8 +58,21 @@ $(NPM_STAMP): package.json package-lock.json
 		echo "npm not found: install Node.js 20+ and npm for the interop tests against the npm reference server"; \
 	fi
 
+# The pins live in proto/gen/gen.go; the test there fails when the checked-in
+# code differs from what this writes.
+proto:
+	$(GO) run ./proto/gen
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The peer comparison, outside `make test`: it runs minutes, not seconds.
+# -v shows why a client is skipped (the go-sdk client on the 16 MiB result).
+# CloseAfterBusy runs apart with a fixed count: its setup (a server and 1000
+# calls) is untimed, so the default -benchtime would run it hundreds of times.
+bench-peers:
+	cd bench && $(GO) test -v -run '^$$' -bench . -skip CloseAfterBusy -benchmem -count 1 -timeout 30m
+	cd bench && $(GO) test -v -run '^$$' -bench CloseAfterBusy -benchtime 20x -benchmem -count 1 -timeout 30m
 
 lint: fmt-check vet staticcheck
 

@@ -1,0 +1,134 @@
+package mcpgrpc_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/mcptest"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// A server certificate rotated on disk is served on the next connection,
+// without a restart.
+func TestServerCertificateReloaded(t *testing.T) {
+	p := newPKI(t)
+	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
+	caFile := p.ca.file(t)
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.server.certFile, KeyFile: p.server.keyFile, CAFile: caFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := startBridge(t, backend, &mcpgrpc.ServerOptions{TLS: stls})
+	client := mcpgrpc.TLSOptions{CertFile: p.client.certFile, KeyFile: p.client.keyFile, CAPEM: p.ca.pem}
+
+	client.ServerName = "mcp.test"
+	c, err := dialTLS(t, addr, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	rotated := p.ca.issue(t, "rotated-server-certificate", true, "rotated.test", time.Now().Add(time.Hour))
+	for _, f := range [][2]string{{rotated.certFile, p.server.certFile}, {rotated.keyFile, p.server.keyFile}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client.ServerName = "rotated.test"
+	c, err = dialTLS(t, addr, client)
+	if err != nil {
+		t.Fatalf("after rotation: %v", err)
+	}
+	c.Close()
+}
+
+func TestTLSOptionsChecked(t *testing.T) {
+	p := newPKI(t)
+	bad := []struct {
+		name   string
+		server bool
+		o      mcpgrpc.TLSOptions
+	}{
+		{"client without CA", false, mcpgrpc.TLSOptions{}},
+		{"cert without key", false, mcpgrpc.TLSOptions{CAPEM: p.ca.pem, CertFile: p.client.certFile}},
+		{"files and PEM", false, mcpgrpc.TLSOptions{CAPEM: p.ca.pem, CertFile: p.client.certFile, KeyFile: p.client.keyFile, CertPEM: p.client.certPEM, KeyPEM: p.client.keyPEM}},
+		{"CA PEM without certificates", false, mcpgrpc.TLSOptions{CAPEM: []byte("not pem")}},
+		{"server without certificate", true, mcpgrpc.TLSOptions{CAPEM: p.ca.pem}},
+		{"key that does not match", true, mcpgrpc.TLSOptions{CertPEM: p.server.certPEM, KeyPEM: p.client.keyPEM}},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.server {
+				_, err = mcpgrpc.ServerTLSConfig(tc.o)
+			} else {
+				_, err = mcpgrpc.ClientTLSConfig(tc.o)
+			}
+			if !errors.Is(err, mcpgrpc.ErrTLSConfig) {
+				t.Fatalf("err = %v, want ErrTLSConfig", err)
+			}
+		})
+	}
+	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CAPEM: p.ca.pem})
+	if err != nil || cfg.MinVersion != 0x0304 {
+		t.Errorf("default MinVersion = %#x, %v; want TLS 1.3", cfg.MinVersion, err)
+	}
+}
+
+// Plain text is never a default: both ends refuse to start without TLS
+// unless InsecurePlaintext is named.
+func TestPlaintextOnlyByName(t *testing.T) {
+	if _, err := mcpgrpc.Dial(context.Background(), "127.0.0.1:1", nil); !errors.Is(err, mcpgrpc.ErrTLSConfig) {
+		t.Errorf("Dial without TLS: %v", err)
+	}
+	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
+	if _, err := mcpgrpc.NewServer(backend, nil); !errors.Is(err, mcpgrpc.ErrTLSConfig) {
+		t.Errorf("NewServer without TLS: %v", err)
+	}
+}
+
+// The client reads its certificate files again when they change: one
+// *tls.Config serves before and after a rotation.
+func TestClientCertificateReloaded(t *testing.T) {
+	p := newPKI(t)
+	addr := mtlsBridge(t, p)
+	fresh := p.ca.issue(t, "rotating-client", false, "", time.Now().Add(time.Hour))
+	ctls, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: fresh.certFile, KeyFile: fresh.keyFile, CAPEM: p.ca.pem, ServerName: "mcp.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c, err := mcpgrpc.Dial(ctx, addr, &mcpgrpc.Options{TLS: ctls})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := dial(); err != nil {
+		t.Fatal(err)
+	}
+	// Rotate to the expired certificate: the same config now presents it.
+	for _, f := range [][2]string{{p.stale.certFile, fresh.certFile}, {p.stale.keyFile, fresh.keyFile}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f[1], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := dial(); err == nil || !strings.Contains(err.Error(), "expired certificate") {
+		t.Fatalf("after rotating to an expired certificate: %v", err)
+	}
+}
