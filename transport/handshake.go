@@ -36,9 +36,10 @@ func (s *Session) handshake(ctx context.Context) error {
 	return s.initialize(ctx, legacy)
 }
 
-// discover probes with server/discover. It returns done=true when the server
-// is modern and the session is ready, done=false (and no error) when the
-// server looks legacy and initialize should follow.
+// discover probes with server/discover. It returns done=true when the
+// handshake is over (the server is modern, or its answer already led to
+// initialize), done=false and no error when the server looks legacy and
+// initialize should follow.
 func (s *Session) discover(ctx context.Context, version string, pinned bool) (done bool, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		s.setModern(version)
@@ -57,7 +58,7 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 				}
 				if v := newestLegacy(r.SupportedVersions); v != "" && !pinned {
 					s.clearModern()
-					return false, s.initialize(ctx, v)
+					return true, s.initialize(ctx, v)
 				}
 				return false, fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, r.SupportedVersions)
 			}
@@ -81,11 +82,19 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 			// evidence, so no fallback (checklist §1B.11).
 			var data mcp.UnsupportedVersionData
 			_ = json.Unmarshal(rpcErr.Data, &data)
+			// Retry once with a version both sides speak; a pinned version
+			// is retried only as itself (a server may refuse a first
+			// request and then take the same version).
 			v := newestModern(data.Supported)
-			if v == "" || attempt > 0 || pinned {
+			if pinned && !slices.Contains(data.Supported, version) {
+				v = ""
+			} else if pinned {
+				v = version
+			}
+			if v == "" || attempt > 0 {
 				if v := newestLegacy(data.Supported); v != "" && !pinned {
 					s.clearModern()
-					return false, s.initialize(ctx, v)
+					return true, s.initialize(ctx, v)
 				}
 				return false, fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, data.Supported)
 			}

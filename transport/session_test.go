@@ -465,3 +465,40 @@ func TestResponseToUnknownIDIsDropped(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Regression: a server whose server/discover lists only legacy versions got
+// initialize twice (the second one refused as a duplicate by go-sdk's
+// stateful HTTP server).
+func TestDiscoverListingOnlyLegacyInitializesOnce(t *testing.T) {
+	h := legacy(mcp.Version20251125, echoTool)
+	f, conn := startFake(t, func(f *fakeServer, m *mcp.Message) *mcp.Message {
+		if m.Method == mcp.MethodDiscover {
+			return result(m.ID, map[string]any{"supportedVersions": []string{"2025-11-25", "2025-06-18"}, "capabilities": map[string]any{}})
+		}
+		return h(f, m)
+	})
+	s := connect(t, conn, nil)
+	if v := s.ServerInfo().ProtocolVersion; v != mcp.Version20251125 {
+		t.Fatalf("version %q", v)
+	}
+	if n := len(f.messages(mcp.MethodInitialize)); n != 1 {
+		t.Fatalf("initialize sent %d times", n)
+	}
+}
+
+// Regression: with 2026-07-28 pinned, a first request refused with -32022
+// listing 2026-07-28 itself (the conformance request-metadata scenario) was
+// given up instead of retried.
+func TestPinnedModernVersionRetriedAfterRefusal(t *testing.T) {
+	var discovers atomic.Int32
+	_, conn := startFake(t, func(f *fakeServer, m *mcp.Message) *mcp.Message {
+		if m.Method == mcp.MethodDiscover && discovers.Add(1) == 1 {
+			return rpcError(m.ID, mcp.CodeUnsupportedProtocolVersion, "unsupported", `{"supported":["2026-07-28"],"requested":"2026-07-28"}`)
+		}
+		return modern(t, echoTool)(f, m)
+	})
+	s := connect(t, conn, &transport.Options{ProtocolVersion: mcp.Version20260728})
+	if s.ServerInfo().ProtocolVersion != mcp.Version20260728 || discovers.Load() != 2 {
+		t.Fatalf("version %q after %d discovers", s.ServerInfo().ProtocolVersion, discovers.Load())
+	}
+}
