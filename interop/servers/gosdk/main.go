@@ -1,7 +1,8 @@
 // Command gosdk is an MCP server built with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk), used as a peer by tako's interop
 // tests. It serves stdio by default, or Streamable HTTP on a loopback address
-// with -http.
+// with -http (-stateless: without sessions; -sse: the 2024-11-05 HTTP+SSE
+// transport instead).
 //
 // Tools:
 //
@@ -38,6 +39,7 @@ import (
 func main() {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio; the URL is printed on stdout")
 	stateless := flag.Bool("stateless", false, "with -http: serve without sessions")
+	sse := flag.Bool("sse", false, "with -http: serve the 2024-11-05 HTTP+SSE transport at /sse instead of Streamable HTTP at /mcp")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("gosdk: ")
@@ -53,14 +55,15 @@ func main() {
 		}
 		return
 	}
-	if err := serveHTTP(ctx, *httpAddr, *stateless); err != nil {
+	if err := serveHTTP(ctx, *httpAddr, *stateless, *sse); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// serveHTTP serves Streamable HTTP at /mcp until ctx is done. Only loopback
-// addresses are accepted: this is a test peer, not a deployable server.
-func serveHTTP(ctx context.Context, addr string, stateless bool) error {
+// serveHTTP serves Streamable HTTP at /mcp (or, with sse, the 2024-11-05
+// HTTP+SSE transport at /sse) until ctx is done. Only loopback addresses
+// are accepted: this is a test peer, not a deployable server.
+func serveHTTP(ctx context.Context, addr string, stateless, sse bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -74,10 +77,16 @@ func serveHTTP(ctx context.Context, addr string, stateless bool) error {
 	}
 	srv := newServer()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: stateless}))
+	path := "/mcp"
+	if sse {
+		path = "/sse"
+		mux.Handle(path, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	} else {
+		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+			&mcp.StreamableHTTPOptions{Stateless: stateless}))
+	}
 	hs := &http.Server{Handler: mux}
-	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	fmt.Printf("http://%s%s\n", ln.Addr(), path)
 	go func() {
 		<-ctx.Done()
 		hs.Close()

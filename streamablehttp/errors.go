@@ -1,0 +1,51 @@
+package streamablehttp
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tako-mcp/tako/transport"
+)
+
+// maxErrorBody bounds how much of an error response's body is read and kept.
+const maxErrorBody = 4096
+
+// StatusError is an HTTP answer that is neither success nor something the
+// protocol gives a meaning to (a 500 with an HTML page, a 502 from a proxy).
+// It carries the status so that a program can tell a broken gateway from a
+// refused request.
+type StatusError struct {
+	// Code is the HTTP status code.
+	Code int
+	// Body is the start of the response body (at most a few KiB), for
+	// diagnostics.
+	Body string
+	// Method is the MCP method of the message that got this answer, or the
+	// HTTP method (GET, DELETE) for a stream or the session's end.
+	Method string
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("mcp http: %s: %d %s", e.Method, e.Code, http.StatusText(e.Code))
+	if b := strings.TrimSpace(e.Body); b != "" {
+		if len(b) > 200 {
+			b = b[:200] + "..."
+		}
+		msg += ": " + b
+	}
+	return msg
+}
+
+// AuthError is a 401 or 403 that the Auth hooks did not resolve. It wraps
+// transport.ErrAuthRequired.
+type AuthError struct {
+	StatusError
+	// WWWAuthenticate is the challenge the server sent, if any.
+	WWWAuthenticate string
+}
+
+func (e *AuthError) Error() string { return e.StatusError.Error() }
+
+// Unwrap makes errors.Is(err, transport.ErrAuthRequired) hold.
+func (e *AuthError) Unwrap() error { return transport.ErrAuthRequired }

@@ -1,0 +1,247 @@
+package streamablehttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
+	"github.com/tako-mcp/tako/streamablehttp"
+	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/transporttest"
+)
+
+// bridge serves an mcptest.Server over Streamable HTTP, so that the Conn
+// can be run through the transporttest kit. A legacy session (initialize)
+// gets a pipe of its own to the server; 2026-07-28 requests, which carry no
+// session, share one. Each POSTed request is answered on an SSE stream that
+// carries the messages routed to it (its progress, and server requests when
+// no GET stream is open) and then its response; other server messages go
+// to the session's GET stream. Closing a 2026 response stream early is
+// turned into notifications/cancelled, as a 2026 server must (§4C.7).
+type bridge struct {
+	srv *mcptest.Server
+	ctx context.Context
+	wg  sync.WaitGroup
+
+	mu       sync.Mutex
+	sessions map[string]*bridgeSession
+	seq      int
+}
+
+type bridgeSession struct {
+	pipe transport.Conn
+
+	mu      sync.Mutex
+	streams map[string]chan *mcp.Message // POST streams by request id
+	latest  chan *mcp.Message
+	get     chan *mcp.Message
+	backlog []*mcp.Message
+}
+
+func (b *bridge) session(id string, create bool) *bridgeSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.sessions[id]; s != nil || !create {
+		return s
+	}
+	s := b.newSession()
+	b.sessions[id] = s
+	return s
+}
+
+// newSession connects a new pipe to the server.
+func (b *bridge) newSession() *bridgeSession {
+	client, server := transport.Pipe()
+	s := &bridgeSession{pipe: client, streams: map[string]chan *mcp.Message{}}
+	b.wg.Add(2)
+	go func() { defer b.wg.Done(); b.srv.Serve(b.ctx, server) }()
+	go func() { defer b.wg.Done(); s.route(b.ctx) }()
+	return s
+}
+
+// route reads the server's messages and sends each to a stream.
+func (s *bridgeSession) route(ctx context.Context) {
+	for {
+		m, err := s.pipe.Read(ctx)
+		if err != nil {
+			return
+		}
+		key := ""
+		switch {
+		case m.IsResponse():
+			key = m.ID.String()
+		case m.Method == mcp.NotificationProgress:
+			var p struct {
+				Token json.RawMessage `json:"progressToken"`
+			}
+			json.Unmarshal(m.Params, &p)
+			key = string(p.Token)
+		}
+		s.mu.Lock()
+		ch := s.streams[key]
+		switch {
+		case ch != nil:
+		case s.get != nil:
+			ch = s.get
+		case s.latest != nil:
+			ch = s.latest
+		default:
+			s.backlog = append(s.backlog, m)
+		}
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+func (b *bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodGet:
+		s := b.session(sid, false)
+		if sid == "" || s == nil {
+			http.Error(w, "no stream", http.StatusMethodNotAllowed)
+			return
+		}
+		ch := make(chan *mcp.Message, 1024)
+		s.mu.Lock()
+		s.get = ch
+		for _, m := range s.backlog {
+			ch <- m
+		}
+		s.backlog = nil
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case m := <-ch:
+				fmt.Fprintf(w, "data: %s\n\n", m.AppendJSON(nil))
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				s.mu.Lock()
+				if s.get == ch {
+					s.get = nil
+				}
+				s.mu.Unlock()
+				return
+			}
+		}
+	case http.MethodDelete:
+		b.mu.Lock()
+		s := b.sessions[sid]
+		delete(b.sessions, sid)
+		b.mu.Unlock()
+		if s != nil {
+			s.pipe.Close()
+		}
+		return
+	case http.MethodPost:
+	default:
+		http.Error(w, "method", http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	m, err := mcp.DecodeMessage(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var s *bridgeSession
+	if m.Method == mcp.MethodInitialize {
+		b.mu.Lock()
+		b.seq++
+		sid = "s" + strconv.Itoa(b.seq)
+		b.mu.Unlock()
+		s = b.session(sid, true)
+		w.Header().Set("Mcp-Session-Id", sid)
+	} else if sid == "" {
+		// 2026-07-28: every request stands alone, so ids of different
+		// clients may coincide; each gets a pipe of its own.
+		if !m.IsRequest() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		s = b.newSession()
+		defer s.pipe.Close()
+	} else if s = b.session(sid, false); s == nil {
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	if !m.IsRequest() {
+		s.pipe.Write(r.Context(), m)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	key := m.ID.String()
+	ch := make(chan *mcp.Message, 1024)
+	s.mu.Lock()
+	s.streams[key] = ch
+	s.latest = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.streams, key)
+		if s.latest == ch {
+			s.latest = nil
+		}
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	if err := s.pipe.Write(r.Context(), m); err != nil {
+		return
+	}
+	for {
+		select {
+		case out := <-ch:
+			fmt.Fprintf(w, "data: %s\n\n", out.AppendJSON(nil))
+			w.(http.Flusher).Flush()
+			if out.IsResponse() && out.ID == m.ID {
+				return
+			}
+		case <-r.Context().Done():
+			if sid == "" {
+				p, _ := json.Marshal(map[string]any{"requestId": m.ID})
+				s.pipe.Write(context.Background(), &mcp.Message{Method: mcp.NotificationCancelled, Params: p})
+			}
+			return
+		}
+	}
+}
+
+// TestKit runs the transporttest conformance kit over Streamable HTTP, in
+// both eras, against the reference server behind the bridge.
+func TestKit(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &bridge{srv: srv, ctx: ctx, sessions: map[string]*bridgeSession{}}
+	hs := httptest.NewServer(b)
+	defer func() {
+		hs.CloseClientConnections()
+		cancel()
+		hs.Close()
+		b.wg.Wait()
+	}()
+	transporttest.Run(t, func(t *testing.T) transport.Conn {
+		c, err := streamablehttp.Dial(context.Background(), hs.URL+"/mcp", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}, transporttest.WithServer(srv))
+	if v := srv.Violations(); len(v) > 0 {
+		t.Errorf("the client broke the protocol: %q", v)
+	}
+}

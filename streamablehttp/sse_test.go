@@ -1,0 +1,148 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tako-mcp/tako/transport"
+)
+
+func readAll(t *testing.T, stream string, max int) ([]event, error) {
+	t.Helper()
+	er := newEventReader(strings.NewReader(stream), max)
+	var evs []event
+	for {
+		ev, err := er.Next()
+		if err != nil {
+			if err == io.EOF {
+				return evs, nil
+			}
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
+func TestSSEFields(t *testing.T) {
+	stream := ": keep-alive comment\r\n\r\n" +
+		"id: e1\r\nretry: 500\r\ndata: \r\n\r\n" + // a priming event, CRLF
+		"event: message\ndata: {\"a\":\ndata: 1}\n\n" + // two data lines
+		"data:no-space\rid: e2\r\r" + // CR alone
+		"event: endpoint\ndata: /messages?sessionId=x\n\n"
+	evs, err := readAll(t, stream, 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 4 {
+		t.Fatalf("got %d events, want 4: %+v", len(evs), evs)
+	}
+	if !evs[0].hasID || evs[0].id != "e1" || evs[0].retry != 500*time.Millisecond || len(evs[0].data) != 0 {
+		t.Errorf("priming event: %+v", evs[0])
+	}
+	if got := string(evs[1].data); got != "{\"a\":\n1}" {
+		t.Errorf("multi-line data %q", got)
+	}
+	if got := string(evs[2].data); got != "no-space" || evs[2].id != "e2" {
+		t.Errorf("CR-only event: %+v", evs[2])
+	}
+	if evs[3].typ != "endpoint" {
+		t.Errorf("event type %q", evs[3].typ)
+	}
+}
+
+// TestSSEIncompleteEventAtEOF: an event cut off by the end of the stream
+// (no blank line after it) is not dispatched.
+func TestSSEIncompleteEventAtEOF(t *testing.T) {
+	evs, err := readAll(t, "data: {\"whole\":1}\n\ndata: {\"half\":", 1<<16)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("err = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if len(evs) != 1 || string(evs[0].data) != `{"whole":1}` {
+		t.Errorf("events %+v, want only the whole one", evs)
+	}
+}
+
+// TestSSELargeEvent: a 16 MiB event passes under a larger cap, and one
+// over the cap gives ErrMessageTooLarge.
+func TestSSELargeEvent(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 16<<20)
+	stream := "data: " + string(big) + "\n\n"
+	evs, err := readAll(t, stream, 17<<20)
+	if err != nil || len(evs) != 1 || len(evs[0].data) != len(big) {
+		t.Fatalf("16 MiB event: err %v, %d events", err, len(evs))
+	}
+	_, err = readAll(t, stream, 1<<20)
+	if !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Errorf("over the cap: err = %v, want ErrMessageTooLarge", err)
+	}
+}
+
+func TestEncodeHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"us-west1":          "us-west1",
+		"us west 1":         "us west 1",
+		"":                  "",
+		" lead":             "=?base64?IGxlYWQ=?=",
+		"trail ":            "=?base64?dHJhaWwg?=",
+		"line\nbreak":       "=?base64?bGluZQpicmVhaw==?=",
+		"\ttab":             "=?base64?CXRhYg==?=",
+		"日本":                "=?base64?5pel5pys?=",
+		"=?base64?abc?=":    "=?base64?PT9iYXNlNjQ/YWJjPz0=?=",
+		"file:///a%20b?x=1": "file:///a%20b?x=1",
+	} {
+		if got := encodeHeaderValue(in); got != want {
+			t.Errorf("encodeHeaderValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestToolHeaders(t *testing.T) {
+	valid := `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},
+		"n":{"type":"integer","x-mcp-header":"Priority"},"plain":{"type":"number"},
+		"nested":{"type":"object","properties":{"flag":{"type":"boolean","x-mcp-header":"Flag"}}}}}`
+	specs, err := toolHeaders([]byte(valid))
+	if err != nil || len(specs) != 3 {
+		t.Fatalf("valid schema: %v, %+v", err, specs)
+	}
+	for name, schema := range map[string]string{
+		"empty":      `{"properties":{"v":{"type":"string","x-mcp-header":""}}}`,
+		"object":     `{"properties":{"v":{"type":"object","x-mcp-header":"V"}}}`,
+		"array":      `{"properties":{"v":{"type":"array","x-mcp-header":"V"}}}`,
+		"null":       `{"properties":{"v":{"type":"null","x-mcp-header":"V"}}}`,
+		"number":     `{"properties":{"v":{"type":"number","x-mcp-header":"V"}}}`,
+		"duplicate":  `{"properties":{"a":{"type":"string","x-mcp-header":"My"},"b":{"type":"string","x-mcp-header":"my"}}}`,
+		"space":      `{"properties":{"v":{"type":"string","x-mcp-header":"My Region"}}}`,
+		"colon":      `{"properties":{"v":{"type":"string","x-mcp-header":"A:B"}}}`,
+		"non-ascii":  `{"properties":{"v":{"type":"string","x-mcp-header":"Région"}}}`,
+		"control":    `{"properties":{"v":{"type":"string","x-mcp-header":"A\tB"}}}`,
+		"via items":  `{"properties":{"v":{"type":"array","items":{"type":"string","x-mcp-header":"V"}}}}`,
+		"via anyOf":  `{"anyOf":[{"properties":{"v":{"type":"string","x-mcp-header":"V"}}}]}`,
+		"root":       `{"type":"string","x-mcp-header":"V"}`,
+		"not string": `{"properties":{"v":{"type":"string","x-mcp-header":5}}}`,
+	} {
+		if _, err := toolHeaders([]byte(schema)); err == nil {
+			t.Errorf("%s: accepted %s", name, schema)
+		}
+	}
+}
+
+func TestFilterTools(t *testing.T) {
+	res := []byte(`{"tools":[{"name":"ok","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}},
+		{"name":"bad","inputSchema":{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}}],"nextCursor":"c"}`)
+	known := map[string][]paramHeader{}
+	var dropped []string
+	out := filterTools(res, known, func(tool string, err error) { dropped = append(dropped, tool) })
+	if len(dropped) != 1 || dropped[0] != "bad" {
+		t.Errorf("dropped %v, want [bad]", dropped)
+	}
+	if bytes.Contains(out, []byte(`"bad"`)) || !bytes.Contains(out, []byte(`"nextCursor":"c"`)) {
+		t.Errorf("filtered result %s", out)
+	}
+	if len(known["ok"]) != 1 || known["ok"][0].name != "R" {
+		t.Errorf("known %+v", known)
+	}
+}
