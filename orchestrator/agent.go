@@ -1,0 +1,323 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/registry"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Event kinds, in the order a turn produces them.
+const (
+	// EventTurnStart: the model is asked for turn Turn.
+	EventTurnStart EventKind = iota + 1
+	// EventText: a piece of the model's text (streamed) in Text.
+	EventText
+	// EventTurnEnd: the model answered turn Turn; Response is its answer.
+	EventTurnEnd
+	// EventToolStart: Call is about to run.
+	EventToolStart
+	// EventToolEnd: Call finished with Result after Duration.
+	EventToolEnd
+)
+
+// Event is a progress report from Run.
+type Event struct {
+	Kind     EventKind
+	Turn     int
+	Text     string
+	Response *Response
+	Call     *ToolCall
+	Result   *ToolResult
+	Duration time.Duration
+}
+
+// Result is what Run returns.
+type Result struct {
+	// Text is the model's final answer.
+	Text string
+	// Messages is the whole conversation, the prompt first.
+	Messages []Message
+	// Turns is the number of model turns taken.
+	Turns int
+	// Usage totals the tokens of every turn.
+	Usage      Usage
+	StopReason StopReason
+}
+
+// ErrMaxTurns is returned (with the Result so far) when the model still
+// asked for tools after the last allowed turn.
+var ErrMaxTurns = errors.New("orchestrator: turn limit reached")
+
+// Agent lets a model call the tools of its servers and its local tools.
+// Run may be called again for a new conversation, and from several
+// goroutines at once; each Run is its own conversation.
+type Agent struct {
+	cfg Config
+	reg *registry.Registry
+
+	eventMu sync.Mutex
+
+	usageMu sync.Mutex
+	usage   Usage
+}
+
+// New connects to every server concurrently, registers their tools and the
+// local tools, and returns the Agent. If a server cannot be started or its
+// handshake fails, or tool names clash, New closes everything it started
+// and returns an error naming the server.
+func New(cfg Config) (*Agent, error) {
+	return NewContext(context.Background(), cfg)
+}
+
+// NewContext is New with a context that bounds the connecting.
+func NewContext(ctx context.Context, cfg Config) (*Agent, error) {
+	if cfg.Provider == nil {
+		for _, s := range cfg.MCPServers {
+			if s.Transport != nil {
+				s.Transport.Close()
+			}
+		}
+		return nil, errors.New("orchestrator: Config.Provider is required")
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 20
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 4096
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		d := cfg.ConnectTimeout
+		if d <= 0 {
+			d = 60 * time.Second
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	a := &Agent{cfg: cfg}
+	a.reg = registry.New(registry.Options{Naming: cfg.Naming, Logger: cfg.Logger})
+	for _, t := range cfg.Tools {
+		if err := a.reg.AddTool(t); err != nil {
+			for _, s := range cfg.MCPServers {
+				if s.Transport != nil {
+					s.Transport.Close()
+				}
+			}
+			return nil, err
+		}
+	}
+	names, ts, err := a.connectServers(ctx, cfg.MCPServers)
+	if err != nil {
+		a.reg.Close()
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	for i, t := range ts {
+		s := &cfg.MCPServers[i]
+		opts := &registry.ServerOptions{Allow: s.Allow, Deny: s.Deny}
+		if s.Restart && (s.Command != "" || s.Connect != nil) {
+			opts.Restart = &registry.RestartPolicy{
+				Connect:     func(ctx context.Context) (transport.Transport, error) { return a.dial(ctx, s) },
+				MaxAttempts: s.MaxRestarts,
+			}
+		}
+		if err := a.reg.AddServer(ctx, names[i], t, opts); err != nil {
+			// AddServer closed t; close the rest, which the registry
+			// does not own yet.
+			closeAll(ts[i+1:])
+			a.reg.Close()
+			return nil, fmt.Errorf("orchestrator: server %q: %w", names[i], err)
+		}
+	}
+	return a, nil
+}
+
+// Registry returns the agent's tool registry, to list the tools or to add
+// and remove tools and servers while the agent lives.
+func (a *Agent) Registry() *registry.Registry { return a.reg }
+
+// Usage returns the tokens used by every Run and sampling request so far.
+func (a *Agent) Usage() Usage {
+	a.usageMu.Lock()
+	defer a.usageMu.Unlock()
+	return a.usage
+}
+
+func (a *Agent) addUsage(u Usage) {
+	a.usageMu.Lock()
+	a.usage = a.usage.Add(u)
+	a.usageMu.Unlock()
+}
+
+// Close ends every server and subprocess.
+func (a *Agent) Close() error { return a.reg.Close() }
+
+func (a *Agent) emit(e Event) {
+	if a.cfg.OnEvent == nil {
+		return
+	}
+	a.eventMu.Lock()
+	defer a.eventMu.Unlock()
+	a.cfg.OnEvent(e)
+}
+
+// systemPrompt is the configured prompt plus, when asked, the servers'
+// instructions.
+func (a *Agent) systemPrompt() string {
+	if !a.cfg.IncludeInstructions {
+		return a.cfg.SystemPrompt
+	}
+	var b strings.Builder
+	b.WriteString(a.cfg.SystemPrompt)
+	for _, name := range a.reg.Servers() {
+		t := a.reg.Transport(name)
+		if t == nil {
+			continue
+		}
+		ins := strings.TrimSpace(t.ServerInfo().Instructions)
+		if ins == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Instructions from the MCP server %q:\n%s", name, ins)
+	}
+	return b.String()
+}
+
+func (a *Agent) toolDefs() []ToolDef {
+	defs := a.reg.Tools()
+	out := make([]ToolDef, len(defs))
+	for i, d := range defs {
+		out[i] = ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}
+	}
+	return out
+}
+
+// Run starts a conversation with prompt and runs it to the model's final
+// answer. It returns an error when the provider fails, when ctx ends, and
+// (with the Result so far) when the turn limit is reached; a failing tool
+// is never an error here: the model sees its error result.
+func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
+	return a.RunMessages(ctx, []Message{{Role: RoleUser, Content: []mcp.Content{mcp.TextContent(prompt)}}})
+}
+
+// RunMessages is Run with a conversation given as messages, the last of
+// them the user's.
+func (a *Agent) RunMessages(ctx context.Context, messages []Message) (*Result, error) {
+	res := &Result{Messages: append([]Message(nil), messages...)}
+	for turn := 1; turn <= a.cfg.MaxTurns; turn++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		// Servers without notifications are listed again when their
+		// cache runs out; failures are logged by the registry.
+		_ = a.reg.Refresh(ctx)
+		req := &Request{
+			System:      a.systemPrompt(),
+			Messages:    res.Messages,
+			Tools:       a.toolDefs(),
+			MaxTokens:   a.cfg.MaxTokens,
+			Temperature: a.cfg.Temperature,
+		}
+		a.emit(Event{Kind: EventTurnStart, Turn: turn})
+		var stream func(Delta)
+		if a.cfg.OnEvent != nil {
+			stream = func(d Delta) { a.emit(Event{Kind: EventText, Turn: turn, Text: d.Text}) }
+		}
+		resp, err := a.cfg.Provider.Complete(ctx, req, stream)
+		if err != nil {
+			return res, fmt.Errorf("orchestrator: turn %d: %w", turn, err)
+		}
+		res.Turns = turn
+		res.Usage = res.Usage.Add(resp.Usage)
+		res.StopReason = resp.StopReason
+		a.addUsage(resp.Usage)
+		a.emit(Event{Kind: EventTurnEnd, Turn: turn, Response: resp})
+
+		msg := Message{Role: RoleAssistant, ToolCalls: resp.ToolCalls}
+		if resp.Text != "" {
+			msg.Content = []mcp.Content{mcp.TextContent(resp.Text)}
+		}
+		res.Messages = append(res.Messages, msg)
+		res.Text = resp.Text
+		if len(resp.ToolCalls) == 0 {
+			return res, nil
+		}
+		results := a.runTools(ctx, turn, resp.ToolCalls)
+		res.Messages = append(res.Messages, Message{Role: RoleUser, ToolResults: results})
+	}
+	return res, fmt.Errorf("%w (%d turns)", ErrMaxTurns, a.cfg.MaxTurns)
+}
+
+// runTools runs one turn's calls in parallel and returns their results in
+// the calls' order.
+func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall) []ToolResult {
+	results := make([]ToolResult, len(calls))
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call := calls[i]
+			a.emit(Event{Kind: EventToolStart, Turn: turn, Call: &call})
+			start := time.Now()
+			// Broken JSON from the model, an unknown tool or a failing
+			// server all come back as error results the model can read.
+			r := a.reg.Dispatch(ctx, call)
+			results[i] = r
+			a.emit(Event{Kind: EventToolEnd, Turn: turn, Call: &call, Result: &r, Duration: time.Since(start)})
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// sample answers a server's sampling/createMessage with the agent's
+// provider. The server's tools, if it offers any for the sampled model,
+// are not run here: the request is a single turn.
+func (a *Agent) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	req := &Request{System: p.SystemPrompt, MaxTokens: p.MaxTokens, Temperature: p.Temperature, StopSequences: p.StopSequences}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = a.cfg.MaxTokens
+	}
+	for i := range p.Messages {
+		blocks, err := p.Messages[i].Blocks()
+		if err != nil {
+			return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "unreadable sampling message: " + err.Error()}
+		}
+		role := RoleUser
+		if p.Messages[i].Role == string(RoleAssistant) {
+			role = RoleAssistant
+		}
+		req.Messages = append(req.Messages, Message{Role: role, Content: blocks})
+	}
+	resp, err := a.cfg.Provider.Complete(ctx, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.addUsage(resp.Usage)
+	content, err := json.Marshal(mcp.TextContent(resp.Text))
+	if err != nil {
+		return nil, err
+	}
+	stop := mcp.StopEndTurn
+	switch resp.StopReason {
+	case StopMaxTokens:
+		stop = mcp.StopMaxTokens
+	case StopStopSequence:
+		stop = mcp.StopStopSequence
+	}
+	return &mcp.CreateMessageResult{Role: string(RoleAssistant), Content: content, Model: resp.Model, StopReason: stop}, nil
+}

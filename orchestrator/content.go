@@ -1,0 +1,80 @@
+package orchestrator
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// ContentAsText renders an MCP content block as text for a model API that
+// cannot carry it, with a note saying what it was, so that nothing is
+// dropped in silence: the text of an embedded resource is kept whole, a
+// link keeps its URI, and binary data is described by type and size.
+func ContentAsText(c mcp.Content) string {
+	switch c.Type {
+	case mcp.ContentText:
+		return c.Text
+	case mcp.ContentImage, mcp.ContentAudio:
+		return fmt.Sprintf("[%s content (%s, %d bytes) not shown: this model API cannot carry it here]", c.Type, orUnknown(c.MIMEType), decodedLen(c.Data))
+	case mcp.ContentResourceLink:
+		var b strings.Builder
+		fmt.Fprintf(&b, "[resource link: %s", c.URI)
+		if c.Name != "" {
+			fmt.Fprintf(&b, " name=%q", c.Name)
+		}
+		if c.MIMEType != "" {
+			fmt.Fprintf(&b, " type=%s", c.MIMEType)
+		}
+		if c.Description != "" {
+			fmt.Fprintf(&b, " description=%q", c.Description)
+		}
+		b.WriteString("]")
+		return b.String()
+	case mcp.ContentResource:
+		r := c.Resource
+		if r == nil {
+			return "[embedded resource without contents]"
+		}
+		if r.Text != nil {
+			return fmt.Sprintf("[embedded resource %s (%s)]\n%s", r.URI, orUnknown(r.MIMEType), *r.Text)
+		}
+		n := 0
+		if r.Blob != nil {
+			n = decodedLen(*r.Blob)
+		}
+		return fmt.Sprintf("[embedded binary resource %s (%s, %d bytes) not shown: this model API cannot carry it]", r.URI, orUnknown(r.MIMEType), n)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Sprintf("[content of type %q that could not be shown]", c.Type)
+	}
+	return fmt.Sprintf("[content of type %q, as JSON]\n%s", c.Type, raw)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown type"
+	}
+	return s
+}
+
+func decodedLen(b64 string) int {
+	return base64.StdEncoding.DecodedLen(len(b64)) - strings.Count(b64[max(0, len(b64)-2):], "=")
+}
+
+// ResultText renders a tool result's whole content as text, each block
+// through ContentAsText, and the structured content as JSON when there is
+// no content at all.
+func ResultText(r *ToolResult) string {
+	parts := make([]string, 0, len(r.Content))
+	for _, c := range r.Content {
+		parts = append(parts, ContentAsText(c))
+	}
+	if len(parts) == 0 && len(r.StructuredContent) > 0 {
+		parts = append(parts, string(r.StructuredContent))
+	}
+	return strings.Join(parts, "\n")
+}
