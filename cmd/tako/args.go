@@ -29,7 +29,10 @@ type options struct {
 	help    bool
 	timeout time.Duration
 	env     []string // KEY=VALUE, in order; later ones win
+	headers []string // --header 'K: V' for --http, in order (http.go)
 	server  serverFlag
+	bridge  bridgeFlags // --listen-* and --tls-* of tako bridge (bridge.go)
+	grpc    grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext (grpc.go)
 }
 
 // serverFlag is the transport flag that names the server: its kind (the
@@ -68,6 +71,17 @@ var flagDefs = []flagDef{
 		o.env = append(o.env, v)
 		return nil
 	}},
+	{names: []string{"header"}, arg: "'K: V'", set: addHeader},
+	{names: []string{"listen-ws"}, arg: "ADDR", set: setListen("ws")},
+	{names: []string{"tls-cert"}, arg: "FILE", set: func(o *options, v string) error { o.bridge.tlsCert = v; return nil }},
+	{names: []string{"tls-key"}, arg: "FILE", set: func(o *options, v string) error { o.bridge.tlsKey = v; return nil }},
+	{names: []string{"listen-grpc"}, arg: "ADDR", set: setListen("grpc")},
+	{names: []string{"client-ca"}, arg: "FILE", set: setGRPC("client-ca")},
+	{names: []string{"cert"}, arg: "FILE", set: setGRPC("cert")},
+	{names: []string{"key"}, arg: "FILE", set: setGRPC("key")},
+	{names: []string{"ca"}, arg: "FILE", set: setGRPC("ca")},
+	{names: []string{"server-name"}, arg: "NAME", set: setGRPC("server-name")},
+	{names: []string{"plaintext"}, set: setGRPC("plaintext")},
 	{names: []string{"timeout"}, arg: "DURATION", set: func(o *options, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {

@@ -5,6 +5,9 @@
 //
 //	tako tools SERVER [flags]
 //	tako call NAME [ARGUMENTS] SERVER [flags]
+//	tako bridge --listen-ws ADDR --stdio "CMD ARGS..." [flags]
+//	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
+//	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
 //	tako help
 //
 // "tools" prints the server's tools as a table: the name, the hints, and
@@ -21,6 +24,42 @@
 // JSON when there is no text. With --json it prints the whole result as the
 // server sent it.
 //
+// "bridge" serves a server to clients of another transport, and runs
+// until interrupted (SIGINT or SIGTERM), then ends every client's
+// connection and server and exits with status 0. With --listen-ws ADDR it
+// accepts MCP clients over WebSocket at ws://ADDR/mcp (subprotocol "mcp",
+// one JSON-RPC message per text frame, as the TypeScript SDK 1.x speaks
+// it), and starts a fresh --stdio server for each client. With
+// --listen-grpc ADDR it serves the MCP gRPC service (model_context_protocol.Mcp)
+// from one --stdio server that all gRPC clients share, and prints
+// grpc://ADDR. It prints the URL it listens on (ADDR may have port 0: the
+// URL has the port chosen).
+//
+// "agent" gives a model the tools of every SERVER (repeat the server flags
+// to attach several) and runs it on PROMPT until it answers without tool
+// calls: each tool call is printed on stderr as it starts (→ name args) and
+// ends (← name ok|error (duration): result), and the final answer on
+// stdout. "agent" must come first; --env and --header apply to the server
+// flag before them. Its own flags:
+//
+//	--provider openai|anthropic
+//	    The model's API: OpenAI Chat Completions (also vLLM, llama.cpp,
+//	    Ollama: see --base-url; OPENAI_API_KEY is sent if set) or the
+//	    Anthropic Messages API (ANTHROPIC_API_KEY is required).
+//	--model M
+//	    The model's name.
+//	--base-url URL
+//	    The API's root, such as http://127.0.0.1:8080/v1 for a local
+//	    OpenAI-compatible server. Defaults to OPENAI_BASE_URL or
+//	    ANTHROPIC_BASE_URL, else the provider's own.
+//	--system TEXT
+//	    The system prompt; the servers' instructions are added to it.
+//	--max-turns N
+//	    Stop after N model turns (default 20).
+//	--prefix
+//	    Name the tools SERVER__TOOL, so that servers with tools of the same
+//	    name can be attached together.
+//
 // SERVER is one of:
 //
 //	--stdio "CMD ARGS..."
@@ -29,14 +68,52 @@
 //	    (blanks, 'single quotes', "double quotes", backslash escapes), but
 //	    no shell runs: $VAR, ~ and * stay as written, and an unquoted
 //	    | & ; < > ( ) or ` is an error.
-//	--http URL, --ws URL, --grpc ADDR
-//	    Not yet supported.
+//	--http URL
+//	    Speak MCP over HTTP to the endpoint URL: Streamable HTTP in
+//	    whichever revision the server speaks (2026-07-28 or a 2025 session),
+//	    or the 2024-11-05 HTTP+SSE transport when the server has only that.
+//	--ws URL
+//	    Speak MCP over WebSocket to URL (ws:// or wss://): subprotocol
+//	    "mcp", one JSON-RPC message per text frame, the initialize
+//	    lifecycle. HTTPS_PROXY and NO_PROXY are honoured.
+//	--grpc HOST:PORT
+//	    Call the MCP gRPC service (model_context_protocol.Mcp) at
+//	    HOST:PORT over TLS 1.3: --ca is required, --cert and --key present
+//	    a client certificate, --server-name overrides the name expected in
+//	    the server's certificate. --plaintext goes without TLS.
 //
 // Flags:
 //
 //	--env KEY=VALUE
 //	    Set KEY in the server's environment, which is otherwise tako's
 //	    own. Repeatable.
+//	--header 'NAME: VALUE'
+//	    Send this header with every HTTP request of --http, or with the
+//	    opening handshake of --ws (for example 'Authorization: Bearer
+//	    TOKEN'). Repeatable.
+//	--listen-ws ADDR
+//	    (bridge) Serve over WebSocket on ADDR, such as 127.0.0.1:8765.
+//	--tls-cert FILE, --tls-key FILE
+//	    (bridge) Serve over TLS (wss://) with this PEM certificate chain
+//	    and private key.
+//	--listen-grpc ADDR
+//	    (bridge) Serve the MCP gRPC service on ADDR, with --tls-cert and
+//	    --tls-key, and --client-ca to require client certificates (mutual
+//	    TLS); or with --plaintext. One server serves every gRPC client; its
+//	    sampling and elicitation requests reach the client as dependent
+//	    requests.
+//	--client-ca FILE
+//	    (bridge) Require client certificates signed by the CA in FILE.
+//	--cert FILE, --key FILE
+//	    (--grpc) The client certificate chain and private key, PEM.
+//	--ca FILE
+//	    (--grpc) The CA that signed the server's certificate, PEM.
+//	--server-name NAME
+//	    (--grpc) The name the server's certificate must carry, when it is
+//	    not the HOST of --grpc.
+//	--plaintext
+//	    (--grpc, bridge --listen-grpc) No TLS: for tests and a sidecar on
+//	    the same host only.
 //	--timeout DURATION
 //	    Bound starting the server plus the operation, as in 30s or 2m.
 //	    The default is 60s; 0 means no bound.
@@ -58,7 +135,13 @@
 //
 // Examples:
 //
+//	tako agent --provider openai --base-url http://127.0.0.1:8080/v1 --model m --stdio "go run ./examples/demo-server" "add 2 and 3"
 //	tako tools --stdio "go run ./examples/demo-server"
 //	tako call echo '{"message":"hello"}' --stdio "go run ./examples/demo-server"
 //	tako tools --json --stdio "npx -y @modelcontextprotocol/server-everything"
+//	tako tools --http http://127.0.0.1:3001/mcp --header 'X-Team: blue'
+//	tako bridge --listen-ws 127.0.0.1:8765 --stdio "go run ./examples/demo-server"
+//	tako tools --ws ws://127.0.0.1:8765/mcp
+//	tako bridge --listen-grpc 127.0.0.1:8443 --tls-cert server.crt --tls-key server.key --client-ca ca.crt --stdio "go run ./examples/demo-server"
+//	tako tools --grpc 127.0.0.1:8443 --cert client.crt --key client.key --ca ca.crt --server-name mcp.example
 package main

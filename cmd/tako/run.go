@@ -37,6 +37,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The server's stderr and the engine's log lines reach stderr from
 	// other goroutines (with --verbose), so writes to it are serialised.
 	stderr = &lockedWriter{w: stderr}
+	if len(args) > 0 && args[0] == "agent" {
+		// agent has flags of its own and repeatable server flags (agent.go).
+		return report(stderr, runAgent(ctx, args[1:], stdout, stderr))
+	}
 	inv, err := parseArgs(args)
 	if err == nil && (inv.opts.help || inv.command == "help") {
 		if _, err := io.WriteString(stdout, usage()); err != nil {
@@ -67,6 +71,8 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		if err == nil {
 			stage = mcp.MethodToolsCall + " " + inv.args[0]
 		}
+	case "bridge":
+		return runBridge(ctx, inv, stdout, stderr)
 	case "":
 		return usagef("no command given (see tako help)")
 	default:

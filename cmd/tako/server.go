@@ -18,8 +18,17 @@ type dialer func(ctx context.Context) (*transport.Session, error)
 // args.go). Everything it rejects is a usage error, found before anything
 // starts.
 func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
+	if o.bridge.given() {
+		return nil, usagef("--listen-*, --tls-cert and --tls-key are flags of tako bridge")
+	}
+	if len(o.headers) > 0 && o.server.kind != "http" && o.server.kind != "ws" {
+		return nil, usagef("--header is for an --http or --ws server")
+	}
 	if len(o.env) > 0 && o.server.kind != "stdio" && o.server.kind != "" {
 		return nil, usagef("--env sets the environment of a --stdio server, not of --%s", o.server.kind)
+	}
+	if err := checkGRPCFlags(o); err != nil {
+		return nil, err
 	}
 	sessionOpts := &transport.Options{Logger: logger}
 	switch o.server.kind {
@@ -43,8 +52,12 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 			}
 			return transport.Connect(ctx, conn, sessionOpts)
 		}, nil
-	case "http", "ws", "grpc":
-		return nil, usagef("--%s is not yet supported: use --stdio", o.server.kind)
+	case "http":
+		return httpDialer(o, logger, sessionOpts)
+	case "ws":
+		return wsDialer(o, logger, sessionOpts)
+	case "grpc":
+		return grpcDialer(o, logger, sessionOpts)
 	case "":
 		return nil, usagef(`no server: give one with --stdio "CMD ARGS..."`)
 	default:

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// modelServer plays an OpenAI-compatible model: on the first request it
+// calls every tool whose name ends in "echo" at once, then it answers with
+// the tool messages it got back.
+type modelServer struct {
+	mu       sync.Mutex
+	requests int
+	tools    []string
+}
+
+func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			Content    any    `json:"content"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	m.requests++
+	n := m.requests
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if n == 1 {
+		var calls []string
+		for i, t := range req.Tools {
+			m.mu.Lock()
+			m.tools = append(m.tools, t.Function.Name)
+			m.mu.Unlock()
+			if strings.HasSuffix(t.Function.Name, "echo") {
+				calls = append(calls, fmt.Sprintf(`{"id":"call_%d","type":"function","function":{"name":%q,"arguments":"{\"message\":\"hi from %s\"}"}}`, i, t.Function.Name, t.Function.Name))
+			}
+		}
+		fmt.Fprintf(w, `{"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[%s]}}]}`, strings.Join(calls, ","))
+		return
+	}
+	var got []string
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" {
+			got = append(got, fmt.Sprint(msg.Content))
+		}
+	}
+	answer, _ := json.Marshal("the servers said: " + strings.Join(got, " | "))
+	fmt.Fprintf(w, `{"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":%s}}]}`, answer)
+}
+
+func TestAgentTwoServersOpenAI(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	demo := demoCommand(t)
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix",
+		"--stdio", demo, "--stdio", demo+" -name second",
+		"say hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "the servers said: hi from demo-server2__echo | hi from demo-server__echo\n" // tools are offered sorted by name
+	if r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+	for _, s := range []string{"→ demo-server__echo {\"message\":\"hi from demo-server__echo\"}", "← demo-server2__echo ok"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q: %s", s, r.stderr)
+		}
+	}
+}
+
+func TestAgentClashWithoutPrefix(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	demo := demoCommand(t)
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
+		"--stdio", demo, "--stdio", demo, "say hi")
+	r.wantFailure(t, exitFailure, "clash", "demo-server2")
+}
+
+func TestAgentUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agent", "--model", "m", "--stdio", "x", "p"}, "--provider"},
+		{[]string{"agent", "--provider", "gemini", "--model", "m", "p"}, "openai or anthropic"},
+		{[]string{"agent", "--provider", "openai", "--stdio", "x", "p"}, "--model"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "--stdio", "x"}, "prompt"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "--env", "A=1", "--stdio", "x", "p"}, "server flag before"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "--max-turns", "0", "p"}, "--max-turns"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "--json", "p"}, "not a flag of tako agent"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "--bogus", "p"}, "unknown flag --bogus"},
+		{[]string{"agent", "--provider", "openai", "--model", "m", "a", "b"}, "one prompt"},
+	} {
+		r := tako(t, c.args...)
+		r.wantFailure(t, exitUsage, c.want)
+	}
+}
+
+func TestAgentModelDown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"bad key","type":"invalid_request_error"}}`)
+	}))
+	defer srv.Close()
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--stdio", demoCommand(t), "hi")
+	r.wantFailure(t, exitFailure, "401", "bad key")
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/websocket"
+)
+
+// bridge runs `tako bridge` with args in the background and returns the
+// URL it printed. The bridge is interrupted (as by SIGINT) when the test
+// ends, and must then exit with status 0.
+func bridge(t *testing.T, args ...string) string {
+	t.Helper()
+	url, _ := startBridgeCmd(t, args...)
+	return url
+}
+
+// startBridgeCmd is bridge, and also returns interrupt, which interrupts
+// the bridge and returns its exit status (the cleanup then does nothing).
+func startBridgeCmd(t *testing.T, args ...string) (url string, interrupt func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, append([]string{"bridge"}, args...), pw, &stderr)
+		pw.Close()
+		done <- code
+	}()
+	out := bufio.NewReader(pr)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		cancel()
+		code := <-done
+		t.Fatalf("tako bridge %q printed no URL: %v (exit %d, stderr %q)", args, err, code, stderr.String())
+	}
+	// Drain the rest, so that the bridge never blocks on stdout.
+	go io.Copy(io.Discard, out)
+	var once sync.Once
+	code := -1
+	interrupt = func() int {
+		once.Do(func() {
+			cancel()
+			code = <-done
+		})
+		return code
+	}
+	t.Cleanup(func() {
+		if code := interrupt(); code != 0 {
+			t.Errorf("tako bridge exited with %d after the interrupt, want 0; stderr %q", code, stderr.String())
+		}
+	})
+	return strings.TrimSpace(line), interrupt
+}
+
+// TestBridgeWSInterrupt: an interrupted bridge closes its clients'
+// connections, ends their servers and exits with status 0. (TestMain's
+// goleak check then shows that no stdio Conn outlived it: their goroutines
+// end only once the server process has been reaped.)
+func TestBridgeWSInterrupt(t *testing.T) {
+	url, interrupt := startBridgeCmd(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var sessions []*transport.Session
+	for range 3 {
+		conn, err := websocket.Dial(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := transport.Connect(ctx, conn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s)
+	}
+	if code := interrupt(); code != 0 {
+		t.Fatalf("exit status %d after the interrupt, want 0", code)
+	}
+	for _, s := range sessions {
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+			t.Fatal("a client's session outlived the bridge")
+		}
+		if !errors.Is(s.Err(), transport.ErrConnectionLost) {
+			t.Errorf("session error %v, want ErrConnectionLost", s.Err())
+		}
+	}
+	if _, err := websocket.Dial(ctx, url, nil); err == nil {
+		t.Error("the bridge still accepts clients after the interrupt")
+	}
+}
+
+// TestBridgeWS is the README's example: serve a stdio server over
+// WebSocket with tako bridge, then list and call its tools with --ws.
+func TestBridgeWS(t *testing.T) {
+	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t))
+	if !strings.HasPrefix(url, "ws://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("bridge printed %q, want ws://127.0.0.1:PORT/mcp", url)
+	}
+	r := tako(t, "tools", "--ws", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "\necho ") {
+		t.Fatalf("tools --ws: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tako(t, "call", "echo", `{"message":"hello over websocket"}`, "--ws", url, "--header", "Authorization: Bearer x")
+	if r.code != 0 || r.stdout != "hello over websocket\n" {
+		t.Fatalf("call --ws: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The bridge also answers at /.
+	r = tako(t, "tools", "--json", "--ws", strings.TrimSuffix(url, "mcp"))
+	if r.code != 0 || !strings.Contains(r.stdout, `"echo"`) {
+		t.Fatalf("tools --ws at /: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBridgeWSUnreachable: --ws to a port where nobody listens fails with
+// status 3 and one line that says what could not be reached.
+func TestBridgeWSUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r := tako(t, "tools", "--ws", "ws://"+addr+"/mcp")
+	r.wantFailure(t, 3, "reach ws://"+addr+"/mcp", "connection refused")
+}
+
+// TestBridgeWSListenFails: an address that cannot be listened on ends the
+// bridge with status 3.
+func TestBridgeWSListenFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := tako(t, "bridge", "--listen-ws", ln.Addr().String(), "--stdio", demoCommand(t))
+	r.wantFailure(t, 3, "bridge --listen-ws "+ln.Addr().String())
+}
+
+// TestBridgeWSTLS: with --tls-cert and --tls-key the bridge serves wss://,
+// which a client that trusts the certificate reaches.
+func TestBridgeWSTLS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(url, "wss://") {
+		t.Fatalf("bridge printed %q, want a wss:// URL", url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := websocket.Dial(ctx, url, &websocket.DialOptions{TLSClientConfig: &tls.Config{RootCAs: pool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tools, err := s.ListTools(ctx)
+	if err != nil || len(tools) == 0 {
+		t.Fatalf("list tools over wss: %v, %d tools", err, len(tools))
+	}
+	// A client that does not trust it is refused.
+	r := tako(t, "tools", "--ws", url)
+	r.wantFailure(t, 3, "certificate")
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files
+// and returns them with a pool that trusts the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "tako test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}

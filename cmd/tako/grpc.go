@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// grpcFlags are the TLS flags of --grpc (a client) and of bridge
+// --listen-grpc (a server).
+type grpcFlags struct {
+	cert, key  string // this end's certificate and key
+	ca         string // the CA of the server (--grpc)
+	serverName string // the name expected in the server's certificate
+	clientCA   string // bridge: the CA of the clients, which makes certificates required
+	plaintext  bool   // no TLS, asked for by name
+}
+
+func (g *grpcFlags) clientGiven() bool {
+	return g.cert != "" || g.key != "" || g.ca != "" || g.serverName != "" || g.plaintext
+}
+
+// setGRPC returns the setter of one grpc flag.
+func setGRPC(name string) func(*options, string) error {
+	return func(o *options, v string) error {
+		g := &o.grpc
+		switch name {
+		case "cert":
+			g.cert = v
+		case "key":
+			g.key = v
+		case "ca":
+			g.ca = v
+		case "server-name":
+			g.serverName = v
+		case "client-ca":
+			g.clientCA = v
+		case "plaintext":
+			return setBool(&g.plaintext, name, v)
+		}
+		return nil
+	}
+}
+
+// checkGRPCFlags rejects the grpc flags where they do not apply.
+func checkGRPCFlags(o *options) error {
+	if o.grpc.clientCA != "" {
+		return usagef("--client-ca is a flag of tako bridge --listen-grpc")
+	}
+	if o.grpc.clientGiven() && o.server.kind != "grpc" {
+		return usagef("--cert, --key, --ca, --server-name and --plaintext are for a --grpc server")
+	}
+	return nil
+}
+
+// grpcDialer reaches a server of the MCP gRPC service. The operations of
+// tako tools and call run on a Session, so the gRPC client is presented to
+// it as a Conn (mcpgrpc.NewConn) with the legacy lifecycle.
+func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (dialer, error) {
+	g := &o.grpc
+	if _, _, err := net.SplitHostPort(o.server.value); err != nil {
+		return nil, usagef("--grpc wants HOST:PORT, not %q", o.server.value)
+	}
+	copts := &mcpgrpc.Options{Logger: logger}
+	switch {
+	case g.plaintext:
+		if g.cert != "" || g.key != "" || g.ca != "" || g.serverName != "" {
+			return nil, usagef("--plaintext goes without --cert, --key, --ca and --server-name")
+		}
+		copts.InsecurePlaintext = true
+	case g.ca == "":
+		return nil, usagef("--grpc needs --ca FILE (the CA of the server's certificate), or --plaintext to go without TLS")
+	case (g.cert == "") != (g.key == ""):
+		return nil, usagef("--cert and --key go together")
+	default:
+		tlsCfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: g.cert, KeyFile: g.key, CAFile: g.ca, ServerName: g.serverName})
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		copts.TLS = tlsCfg
+	}
+	opts := *sessionOpts
+	opts.ProtocolVersion = mcp.LatestLegacyVersion
+	return func(ctx context.Context) (*transport.Session, error) {
+		c, err := mcpgrpc.Dial(ctx, o.server.value, copts)
+		if err != nil {
+			return nil, &stageError{stage: "connect to " + o.server.value, err: err}
+		}
+		return transport.Connect(ctx, mcpgrpc.NewConn(c), &opts)
+	}, nil
+}
+
+// grpcBridgeEnd serves the MCP gRPC service: bridge --listen-grpc ADDR. All
+// gRPC clients share one backend server, started when the bridge starts:
+// gRPC calls are not tied to a connection, so there is no per-client
+// server to start. The bridge ends when that server does.
+var grpcBridgeEnd = bridgeEnd{name: "grpc", serve: serveGRPCBridge}
+
+func serveGRPCBridge(ctx context.Context, addr string, cfg *bridgeConfig, ready func(url string)) error {
+	o := cfg.flags
+	sopts := &mcpgrpc.ServerOptions{Logger: cfg.logger, Dependents: mcpgrpc.NewDependents()}
+	switch {
+	case o.grpc.plaintext:
+		if o.bridge.tlsCert != "" || o.grpc.clientCA != "" {
+			return errors.New("--plaintext goes without --tls-cert, --tls-key and --client-ca")
+		}
+		sopts.InsecurePlaintext = true
+	case o.bridge.tlsCert == "":
+		return errors.New("--listen-grpc needs --tls-cert and --tls-key (and --client-ca to require client certificates), or --plaintext to go without TLS")
+	default:
+		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA})
+		if err != nil {
+			return err
+		}
+		sopts.TLS = tlsCfg
+	}
+	conn, err := cfg.backend(ctx)
+	if err != nil {
+		return fmt.Errorf("starting the server: %w", err)
+	}
+	sess, err := transport.Connect(ctx, conn, &transport.Options{Logger: cfg.logger, Handlers: sopts.Dependents.Handlers()})
+	if err != nil {
+		return fmt.Errorf("connecting to the server: %w", err)
+	}
+	defer sess.Close()
+	srv, err := mcpgrpc.NewServer(sess, sopts)
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	ready("grpc://" + lis.Addr().String())
+	var result error
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		result = err
+	case <-sess.Done():
+		result = fmt.Errorf("the server ended: %w", sess.Err())
+	}
+	srv.Close()
+	if result == nil {
+		result = <-served
+	} else {
+		<-served
+	}
+	return result
+}
