@@ -104,7 +104,10 @@ type Client struct {
 	ttl          map[string]time.Duration
 }
 
-var _ transport.Transport = (*Client)(nil)
+var (
+	_ transport.Transport = (*Client)(nil)
+	_ transport.ListTTL   = (*Client)(nil)
+)
 
 // Dial connects to the MCP gRPC server at addr (host:port, or any grpc
 // target). Unless opts.SkipProbe, it makes one ListTools call before

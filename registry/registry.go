@@ -637,10 +637,21 @@ func (s *server) refresh(ctx context.Context, first bool) error {
 	return nil
 }
 
+// stale reports whether the server's tools should be listed again: it has
+// no notifications and its list is older than the time the server gave for
+// it (transport.ListTTL), or than ttl when it gave none.
 func (s *server) stale(ttl time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dead == nil && !s.t.ServerInfo().Notifications && time.Since(s.fetched) >= ttl
+	if s.dead != nil || s.t.ServerInfo().Notifications {
+		return false
+	}
+	if lt, ok := s.t.(transport.ListTTL); ok {
+		if d, ok := lt.TTL(mcp.MethodToolsList); ok {
+			ttl = d
+		}
+	}
+	return time.Since(s.fetched) >= ttl
 }
 
 // shutdown stops the refresh loop and closes the transport.

@@ -225,6 +225,36 @@ func TestCacheTTLWithoutNotifications(t *testing.T) {
 	}
 }
 
+// ttlTransport is a polling transport whose server gives its list a
+// time-to-live, as a 2026-07-28 server (ttlMs) or the gRPC service does.
+type ttlTransport struct {
+	pollingTransport
+	ttl time.Duration
+}
+
+func (p ttlTransport) TTL(method string) (time.Duration, bool) {
+	return p.ttl, method == mcp.MethodToolsList
+}
+
+func TestServerTTLOverridesCacheTTL(t *testing.T) {
+	// The registry's own cache time would refresh at once; the server says
+	// its list stays fresh for an hour, and the server wins.
+	r := registry.New(registry.Options{CacheTTL: time.Nanosecond})
+	defer r.Close()
+	srv := newServer("a", "one")
+	s, _ := connect(t, srv, nil)
+	if err := r.AddServer(testContext(t), "a", ttlTransport{pollingTransport{s}, time.Hour}, nil); err != nil {
+		t.Fatal(err)
+	}
+	addTool(srv, "a", "two")
+	if err := r.Refresh(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if defs := r.Tools(); len(defs) != 1 {
+		t.Fatalf("refreshed before the server's TTL ran out: %+v", defs)
+	}
+}
+
 func TestKilledServerGivesErrorResults(t *testing.T) {
 	r := registry.New(registry.Options{})
 	defer r.Close()

@@ -160,3 +160,32 @@ func TestListenStreamDeliversAndReopens(t *testing.T) {
 		t.Fatalf("got %s", m.Method)
 	}
 }
+
+func TestListTTLIsTheLeastOfThePages(t *testing.T) {
+	_, conn := startFake(t, modern(t, func(m *mcp.Message) *mcp.Message {
+		if m.Method != mcp.MethodToolsList {
+			return rpcError(m.ID, mcp.CodeMethodNotFound, "no", "")
+		}
+		var p struct {
+			Cursor *string `json:"cursor"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		tool := map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}
+		if p.Cursor == nil {
+			return result(m.ID, map[string]any{"resultType": "complete", "tools": []any{tool}, "nextCursor": "", "ttlMs": 60000, "cacheScope": "public"})
+		}
+		tool["name"] = "u"
+		return result(m.ID, map[string]any{"resultType": "complete", "tools": []any{tool}, "ttlMs": 1500, "cacheScope": "public"})
+	}))
+	s := connect(t, conn, nil)
+	if _, ok := s.TTL(mcp.MethodToolsList); ok {
+		t.Fatal("TTL before any listing")
+	}
+	tools, err := s.ListTools(context.Background())
+	if err != nil || len(tools) != 2 {
+		t.Fatalf("%v %v", tools, err)
+	}
+	if d, ok := s.TTL(mcp.MethodToolsList); !ok || d.Milliseconds() != 1500 {
+		t.Fatalf("TTL = %v %v, want 1.5s", d, ok)
+	}
+}

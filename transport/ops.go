@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -13,10 +14,23 @@ import (
 const maxPages = 10000
 
 // listAll fetches every page of a paginated list method. page decodes one
-// result and returns its next cursor (nil at the end).
-func (s *Session) listAll(ctx context.Context, method string, page func(json.RawMessage) (*string, error)) error {
+// result and returns its next cursor (nil at the end) and its cache fields.
+// The list as a whole is fresh for as long as its least fresh page
+// (checklist §6B); that time is recorded for TTL.
+func (s *Session) listAll(ctx context.Context, method string, page func(json.RawMessage) (*string, *mcp.CacheFields, error)) error {
 	var cursor *string
 	seen := map[string]bool{}
+	var ttl *int64
+	defer func() {
+		if ttl != nil {
+			s.mu.Lock()
+			if s.ttls == nil {
+				s.ttls = map[string]time.Duration{}
+			}
+			s.ttls[method] = time.Duration(max(*ttl, 0)) * time.Millisecond
+			s.mu.Unlock()
+		}
+	}()
 	for i := 0; i < maxPages; i++ {
 		params, _ := json.Marshal(&mcp.ListParams{Cursor: cursor})
 		if cursor == nil {
@@ -26,9 +40,12 @@ func (s *Session) listAll(ctx context.Context, method string, page func(json.Raw
 		if err != nil {
 			return err
 		}
-		next, err := page(res)
+		next, cache, err := page(res)
 		if err != nil {
 			return fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+		}
+		if cache.TTLMs != nil && (ttl == nil || *cache.TTLMs < *ttl) {
+			ttl = cache.TTLMs
 		}
 		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
 		// only an absent nextCursor ends the list.
@@ -51,13 +68,13 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, nil
 	}
 	var tools []mcp.Tool
-	err := s.listAll(ctx, mcp.MethodToolsList, func(raw json.RawMessage) (*string, error) {
+	err := s.listAll(ctx, mcp.MethodToolsList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
 		var r mcp.ListToolsResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tools = append(tools, r.Tools...)
-		return r.NextCursor, nil
+		return r.NextCursor, &r.CacheFields, nil
 	})
 	return tools, err
 }
@@ -92,13 +109,13 @@ func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 		return nil, nil
 	}
 	var out []mcp.Resource
-	err := s.listAll(ctx, mcp.MethodResourcesList, func(raw json.RawMessage) (*string, error) {
+	err := s.listAll(ctx, mcp.MethodResourcesList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
 		var r mcp.ListResourcesResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, r.Resources...)
-		return r.NextCursor, nil
+		return r.NextCursor, &r.CacheFields, nil
 	})
 	return out, err
 }
@@ -109,13 +126,13 @@ func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemp
 		return nil, nil
 	}
 	var out []mcp.ResourceTemplate
-	err := s.listAll(ctx, mcp.MethodResourcesTemplatesList, func(raw json.RawMessage) (*string, error) {
+	err := s.listAll(ctx, mcp.MethodResourcesTemplatesList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
 		var r mcp.ListResourceTemplatesResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, r.ResourceTemplates...)
-		return r.NextCursor, nil
+		return r.NextCursor, &r.CacheFields, nil
 	})
 	return out, err
 }
@@ -138,13 +155,13 @@ func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 		return nil, nil
 	}
 	var out []mcp.Prompt
-	err := s.listAll(ctx, mcp.MethodPromptsList, func(raw json.RawMessage) (*string, error) {
+	err := s.listAll(ctx, mcp.MethodPromptsList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
 		var r mcp.ListPromptsResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, r.Prompts...)
-		return r.NextCursor, nil
+		return r.NextCursor, &r.CacheFields, nil
 	})
 	return out, err
 }
@@ -182,4 +199,17 @@ func (s *Session) Ping(ctx context.Context) error {
 	return s.Call(ctx, mcp.MethodPing, nil, nil)
 }
 
-var _ Transport = (*Session)(nil)
+// TTL reports how long the server said the last full listing of method
+// (tools/list, prompts/list, ...) stays fresh: the least ttlMs of its pages,
+// on the 2026-07-28 wire. ok is false when the server gave none.
+func (s *Session) TTL(method string) (d time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok = s.ttls[method]
+	return d, ok
+}
+
+var (
+	_ Transport = (*Session)(nil)
+	_ ListTTL   = (*Session)(nil)
+)

@@ -72,6 +72,7 @@ type Session struct {
 	handlers map[string]context.CancelFunc // server requests being answered, by id
 	subs     []*subscriber
 	subSeq   int
+	ttls     map[string]time.Duration // list method -> the server's ttlMs
 
 	done      chan struct{} // closed when the session ends
 	errOnce   sync.Once

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -43,6 +44,16 @@ type Transport interface {
 	// Close ends the connection, fails every pending call with an error
 	// wrapping ErrClosed, and returns within a bounded time.
 	Close() error
+}
+
+// ListTTL is implemented by transports that learn from the server how long
+// a list stays fresh (the 2026-07-28 ttlMs, the gRPC service's ttl). The
+// registry uses it, where a transport has no notifications, to decide when
+// to list again; without it, a fixed cache time applies.
+type ListTTL interface {
+	// TTL reports how long the last listing of method (mcp.MethodToolsList,
+	// ...) stays fresh; ok is false when the server said nothing.
+	TTL(method string) (d time.Duration, ok bool)
 }
 
 // ServerInfo is what a client knows about a connected server.
