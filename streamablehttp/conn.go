@@ -73,6 +73,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -1007,13 +1008,7 @@ func (c *Conn) Close() error {
 		cancel()
 	}
 
-	waited := make(chan struct{})
-	go func() { c.wg.Wait(); close(waited) }()
-	t := time.NewTimer(c.opts.CloseTimeout)
-	defer t.Stop()
-	select {
-	case <-waited:
-	case <-t.C:
+	if !waitgroup.WaitTimeout(&c.wg, c.opts.CloseTimeout) {
 		c.log.Warn("mcp http: streams still running after the close timeout", "timeout", c.opts.CloseTimeout)
 	}
 	if c.own != nil {

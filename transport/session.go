@@ -47,6 +47,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 )
 
@@ -222,13 +223,7 @@ func (s *Session) Close() error {
 		s.end(ErrClosed)
 		s.closeErr = s.conn.Close()
 		s.stopRead()
-		waited := make(chan struct{})
-		go func() { s.wg.Wait(); close(waited) }()
-		t := time.NewTimer(s.opts.CloseTimeout)
-		defer t.Stop()
-		select {
-		case <-waited:
-		case <-t.C:
+		if !waitgroup.WaitTimeout(&s.wg, s.opts.CloseTimeout) {
 			s.log.Warn("mcp: session goroutines still running after close timeout", "timeout", s.opts.CloseTimeout)
 		}
 	})

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 
-	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -175,22 +173,14 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 	switch o.server.kind {
 	case "stdio":
-		argv, err := splitCommand(o.server.value)
-		if err == nil && argv[0] == "" {
-			err = errors.New("empty command name")
-		}
+		start, _, err := stdioStarter(o, logger)
 		if err != nil {
-			return nil, usagef("--stdio: %v", err)
+			return nil, err
 		}
 		return func(ctx context.Context) (transport.Conn, error) {
-			conn, err := stdio.Start(ctx, stdio.Options{
-				Command: argv[0],
-				Args:    argv[1:],
-				Env:     o.env,
-				Logger:  logger,
-			})
+			conn, err := start(ctx)
 			if err != nil {
-				return nil, err
+				return nil, err // not a typed nil inside the interface
 			}
 			return conn, nil
 		}, nil

@@ -33,22 +33,14 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 	sessionOpts := &transport.Options{Logger: logger}
 	switch o.server.kind {
 	case "stdio":
-		argv, err := splitCommand(o.server.value)
-		if err == nil && argv[0] == "" {
-			err = errors.New("empty command name")
-		}
+		start, name, err := stdioStarter(o, logger)
 		if err != nil {
-			return nil, usagef("--stdio: %v", err)
+			return nil, err
 		}
 		return func(ctx context.Context) (*transport.Session, error) {
-			conn, err := stdio.Start(ctx, stdio.Options{
-				Command: argv[0],
-				Args:    argv[1:],
-				Env:     o.env,
-				Logger:  logger,
-			})
+			conn, err := start(ctx)
 			if err != nil {
-				return nil, &stageError{stage: "start " + argv[0], err: err}
+				return nil, &stageError{stage: "start " + name, err: err}
 			}
 			return transport.Connect(ctx, conn, sessionOpts)
 		}, nil
@@ -64,4 +56,20 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 		// Only flags of flagDefs set kind; reaching here is a bug there.
 		return nil, fmt.Errorf("internal error: unknown transport %q", o.server.kind)
 	}
+}
+
+// stdioStarter parses --stdio like a shell would (running none) and returns
+// what starts the server, and the command's name for messages. A bad
+// command line is a usage error.
+func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) (*stdio.Conn, error), name string, err error) {
+	argv, err := splitCommand(o.server.value)
+	if err == nil && argv[0] == "" {
+		err = errors.New("empty command name")
+	}
+	if err != nil {
+		return nil, "", usagef("--stdio: %v", err)
+	}
+	return func(ctx context.Context) (*stdio.Conn, error) {
+		return stdio.Start(ctx, stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
+	}, argv[0], nil
 }
