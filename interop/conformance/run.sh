@@ -33,6 +33,7 @@ scenarios=(
   "stable|initialize|"
   "stable|tools_call|"
   "stable|sse-retry|"
+  "stable|elicitation-sep1034-client-defaults|"
   "next|request-metadata|--spec-version 2026-07-28"
   "next|tools_call|--spec-version 2026-07-28"
   "next|http-standard-headers|--spec-version 2026-07-28"
@@ -40,6 +41,7 @@ scenarios=(
   "next|http-invalid-tool-headers|--spec-version 2026-07-28"
   "next|json-schema-ref-no-deref|--spec-version 2026-07-28"
   "next|json-schema-2020-12-preservation|--spec-version 2026-07-28"
+  "next|sep-2322-client-request-state|--spec-version 2026-07-28"
 )
 
 passed=0

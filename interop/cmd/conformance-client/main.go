@@ -86,9 +86,11 @@ func run() error {
 		return exerciseAll(ctx, s)
 	case "http-custom-headers":
 		return contextCalls(ctx, s)
-	case "http-invalid-tool-headers":
-		// Call every tool that survived the x-mcp-header validation: the
-		// scenario checks that the valid one is called and no invalid one.
+	case "http-invalid-tool-headers", "sep-2322-client-request-state":
+		// Call every tool listed. http-invalid-tool-headers checks that the
+		// valid tool is called and no tool that failed the x-mcp-header
+		// validation; sep-2322 that each multi round-trip tool completes
+		// with requestState echoed, new ids, and no carry-over.
 		tools, err := s.ListTools(ctx)
 		if err != nil {
 			return err
