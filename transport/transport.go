@@ -11,10 +11,12 @@ import (
 // Session implements it over any Conn; a transport whose wire is not JSON-RPC
 // may implement it directly. The registry cannot tell the difference.
 //
-// Every method is safe for concurrent use. List methods return every page.
-// A method whose feature the server did not declare returns an error wrapping
-// ErrCapability without sending anything. After Close, every method returns
-// an error wrapping ErrClosed.
+// Every method is safe for concurrent use. List methods return every page;
+// a server that did not declare the feature has nothing to list, so they
+// return an empty list without sending anything. Other methods whose
+// feature the server did not declare return an error wrapping ErrCapability,
+// again without sending anything. After Close, every method returns an
+// error wrapping ErrClosed.
 type Transport interface {
 	// ServerInfo returns what the handshake learned about the server.
 	ServerInfo() ServerInfo
