@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -243,5 +244,64 @@ func TestKit(t *testing.T) {
 	}, transporttest.WithServer(srv))
 	if v := srv.Violations(); len(v) > 0 {
 		t.Errorf("the client broke the protocol: %q", v)
+	}
+}
+
+// Regression: with Go's default of 2 idle connections per host, concurrent
+// calls closed most connections as their answers came back, and the next
+// calls opened new ones (7,108 TCP connections for 25k calls in bench/).
+// The Conn's own transport keeps enough idle connections to reuse them.
+func TestConcurrentCallsReuseConnections(t *testing.T) {
+	srv := mcptest.NewReference(mcptest.Options{DisableRecording: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &bridge{srv: srv, ctx: ctx, sessions: map[string]*bridgeSession{}}
+	hs := httptest.NewUnstartedServer(b)
+	var mu sync.Mutex
+	opened := 0
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			opened++
+			mu.Unlock()
+		}
+	}
+	hs.Start()
+	defer func() {
+		hs.CloseClientConnections()
+		cancel()
+		hs.Close()
+		b.wg.Wait()
+	}()
+	c, err := streamablehttp.Dial(context.Background(), hs.URL+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(context.Background(), c, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const callers, calls = 16, 100
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"x"}`)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	// 16 callers need about 16 connections (plus the GET stream); with 2
+	// idle slots this test opened several hundred.
+	t.Logf("%d calls from %d callers opened %d connections", callers*calls, callers, opened)
+	if opened > 3*callers {
+		t.Errorf("%d calls from %d callers opened %d TCP connections", callers*calls, callers, opened)
 	}
 }

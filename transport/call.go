@@ -113,7 +113,7 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 // engine acts). Every re-send has a new id.
 func (s *Session) send(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	const maxLost = 2
-	lost, expired := 0, false
+	lost, expired, relisted := 0, false, false
 	for {
 		gen := s.generation.Load()
 		res, err := s.roundTrip(ctx, method, params, true)
@@ -130,9 +130,25 @@ func (s *Session) send(ctx context.Context, method string, params json.RawMessag
 				return nil, fmt.Errorf("%w; starting a new session failed: %w", err, herr)
 			}
 			continue
+		case method == mcp.MethodToolsCall && !relisted && isHeaderMismatch(err) && ctx.Err() == nil:
+			// The server says the headers disagree with the body: the
+			// tool's x-mcp-header annotations have changed since they were
+			// listed. List the tools again, which teaches the wire the new
+			// ones, and retry once (checklist §4C.5).
+			relisted = true
+			s.log.Debug("mcp: header mismatch; listing tools again before one retry", "err", err)
+			if _, lerr := s.ListTools(ctx); lerr != nil {
+				return nil, fmt.Errorf("%w; listing tools again failed: %w", err, lerr)
+			}
+			continue
 		}
 		return nil, err
 	}
+}
+
+func isHeaderMismatch(err error) bool {
+	var rpcErr *mcp.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeHeaderMismatch
 }
 
 // renewSession runs the legacy handshake again after the server forgot the

@@ -1,10 +1,15 @@
 package transport_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -188,4 +193,90 @@ func TestListTTLIsTheLeastOfThePages(t *testing.T) {
 	if d, ok := s.TTL(mcp.MethodToolsList); !ok || d.Milliseconds() != 1500 {
 		t.Fatalf("TTL = %v %v, want 1.5s", d, ok)
 	}
+}
+
+func TestHeaderMismatchListsToolsAgainAndRetriesOnce(t *testing.T) {
+	var calls atomic.Int32
+	var refuseAll atomic.Bool
+	f, conn := startFake(t, modern(t, func(m *mcp.Message) *mcp.Message {
+		switch m.Method {
+		case mcp.MethodToolsList:
+			return result(m.ID, map[string]any{"resultType": "complete", "tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}})
+		case mcp.MethodToolsCall:
+			if calls.Add(1) == 1 || refuseAll.Load() {
+				return rpcError(m.ID, mcp.CodeHeaderMismatch, "Mcp-Param-Region does not match", "")
+			}
+			return result(m.ID, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "ok"}}})
+		}
+		return rpcError(m.ID, mcp.CodeMethodNotFound, "no", "")
+	}))
+	s := connect(t, conn, nil)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "t"})
+	if err != nil || res.Text() != "ok" {
+		t.Fatalf("%v %v", res, err)
+	}
+	if n := len(f.messages(mcp.MethodToolsList)); n != 1 {
+		t.Fatalf("tools/list sent %d times, want 1 (between the two calls)", n)
+	}
+	// A server that keeps refusing gets one retry, not a loop.
+	refuseAll.Store(true)
+	_, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "t"})
+	var rpcErr *mcp.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeHeaderMismatch {
+		t.Fatalf("err = %v", err)
+	}
+	if n := calls.Load(); n != 4 {
+		t.Fatalf("%d tools/call in all, want 4 (two per call)", n)
+	}
+}
+
+func TestListenAckMissingAGrantIsLogged(t *testing.T) {
+	var logs syncBuffer
+	var f *fakeServer
+	f, conn := startFake(t, func(fs *fakeServer, m *mcp.Message) *mcp.Message {
+		switch m.Method {
+		case mcp.MethodDiscover:
+			return result(m.ID, map[string]any{
+				"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "prompts": map[string]any{"listChanged": true}},
+			})
+		case mcp.MethodSubscriptionsListen:
+			// Grants tools but not prompts, then answers a ping-like
+			// request so the test knows the ack was read.
+			meta := map[string]any{mcp.MetaSubscriptionID: m.ID.Raw()}
+			ack, _ := mcp.NewNotification(mcp.NotificationSubscriptionsAck, map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": meta})
+			_ = f.conn.Write(context.Background(), ack)
+		case mcp.MethodToolsList:
+			return result(m.ID, map[string]any{"resultType": "complete", "tools": []any{}})
+		}
+		return nil
+	})
+	s := connect(t, conn, &transport.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	f.waitFor(mcp.MethodSubscriptionsListen, 1)
+	// The ack precedes this answer on the wire, and the reader handles
+	// messages in order.
+	if _, err := s.ListTools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "did not grant") || !strings.Contains(out, "promptsListChanged") {
+		t.Fatalf("no warning for the missing grant; log: %s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

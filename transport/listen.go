@@ -37,6 +37,9 @@ func (s *Session) startListen(caps mcp.ServerCapabilities) {
 		return
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": filter})
+	s.mu.Lock()
+	s.listenFilter = filter
+	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.listenLoop(params)
 }
@@ -73,5 +76,26 @@ func (s *Session) listenLoop(params json.RawMessage) {
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// checkAck compares what the server granted a listen stream with what was
+// asked (checklist §4C.8 [S]): a filter member it left out will never push,
+// and a caller waiting for it should know why.
+func (s *Session) checkAck(params json.RawMessage) {
+	var ack struct {
+		Notifications map[string]json.RawMessage `json:"notifications"`
+	}
+	if err := json.Unmarshal(params, &ack); err != nil {
+		s.log.Warn("mcp: bad subscriptions acknowledgement", "err", err)
+		return
+	}
+	s.mu.Lock()
+	asked := s.listenFilter
+	s.mu.Unlock()
+	for k := range asked {
+		if string(ack.Notifications[k]) != "true" {
+			s.log.Warn("mcp: the server did not grant a subscription; those changes will not be pushed", "filter", k)
+		}
 	}
 }

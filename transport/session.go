@@ -74,6 +74,8 @@ type Session struct {
 	subs     []*subscriber
 	subSeq   int
 	ttls     map[string]time.Duration // list method -> the server's ttlMs
+	// listenFilter is what the 2026-07-28 listen stream asks for.
+	listenFilter map[string]any
 
 	done      chan struct{} // closed when the session ends
 	errOnce   sync.Once
@@ -364,6 +366,7 @@ func (s *Session) notification(msg *mcp.Message) {
 		}
 		return
 	case mcp.NotificationSubscriptionsAck:
+		s.checkAck(msg.Params)
 		return
 	case mcp.NotificationMessage:
 		s.log.Debug("mcp: server log", "params", string(msg.Params))
