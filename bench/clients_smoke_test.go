@@ -7,11 +7,19 @@ import (
 
 // TestClients checks the harness rather than measuring it: every client
 // starts against the server, makes an echo call and a small big call, makes
-// 64 calls from 16 goroutines, and closes. A benchmark that measured a broken
-// client would report a figure for nothing.
+// 64 calls from 16 goroutines, and closes, over stdio and over Streamable
+// HTTP. A benchmark that measured a broken client would report a figure for
+// nothing.
 func TestClients(t *testing.T) {
 	bin := serverBin(t)
+	var all []kind
 	for _, k := range kinds {
+		all = append(all, kind{name: "stdio/" + k.name, start: k.start})
+	}
+	for _, k := range httpKinds {
+		all = append(all, kind{name: "http/" + k.name, start: k.start})
+	}
+	for _, k := range all {
 		t.Run(k.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()

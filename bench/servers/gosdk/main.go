@@ -3,6 +3,14 @@
 // (github.com/modelcontextprotocol/go-sdk) and serves stdio, so that the
 // clients compared differ and the server does not.
 //
+// With -http 127.0.0.1:0 it serves the SDK's Streamable HTTP handler
+// instead, stateful (Mcp-Session-Id) and answering every POST with
+// application/json rather than an SSE stream (StreamableHTTPOptions.
+// JSONResponse), the same for every client. It prints the endpoint's URL
+// on stdout, serves loopback addresses only, and exits when its stdin
+// reaches EOF (as a stdio server does; the harness closes the pipe, and a
+// crashed harness leaves no server behind) or on SIGINT/SIGTERM.
+//
 // Tools:
 //
 //	echo {message}   returns one text block, "Echo: <message>"
@@ -16,8 +24,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -32,17 +44,67 @@ import (
 const maxBig = 64 << 20
 
 func main() {
+	httpAddr := flag.String("http", "", "serve Streamable HTTP (stateful, JSON responses) on this loopback address, e.g. 127.0.0.1:0, instead of stdio; the URL is printed on stdout")
+	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench-gosdk: ")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *httpAddr != "" {
+		if err := serveHTTP(ctx, *httpAddr); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	// Run returns when the client closes stdin, which is how an MCP client
 	// ends a stdio session.
 	if err := newServer().Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatal(err)
 	}
+}
+
+// serveHTTP serves Streamable HTTP at /mcp until ctx is done or stdin
+// reaches EOF. Only loopback addresses are accepted: this is a benchmark
+// peer, not a deployable server.
+func serveHTTP(ctx context.Context, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("-http %s: only loopback addresses are served", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := newServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{JSONResponse: true}))
+	hs := &http.Server{Handler: mux}
+	if _, err := fmt.Printf("http://%s/mcp\n", ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		// EOF (or any error) on stdin is the harness saying "stop".
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 type echoIn struct {
