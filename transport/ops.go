@@ -13,11 +13,13 @@ import (
 // cursors forever cannot hold a caller forever.
 const maxPages = 10000
 
-// listAll fetches every page of a paginated list method. page decodes one
-// result and returns its next cursor (nil at the end) and its cache fields.
-// The list as a whole is fresh for as long as its least fresh page
-// (checklist §6B); that time is recorded for TTL.
-func (s *Session) listAll(ctx context.Context, method string, page func(json.RawMessage) (*string, *mcp.CacheFields, error)) error {
+// listAll fetches every page of a paginated list method, each decoded into
+// an R from which page takes the items, the next cursor (nil at the end)
+// and the cache fields, and returns the items of all pages. The list as a
+// whole is fresh for as long as its least fresh page (checklist §6B); that
+// time is recorded for TTL.
+func listAll[R, T any](ctx context.Context, s *Session, method string, page func(*R) ([]T, *string, *mcp.CacheFields)) ([]T, error) {
+	var out []T
 	var cursor *string
 	seen := map[string]bool{}
 	var ttl *int64
@@ -38,27 +40,29 @@ func (s *Session) listAll(ctx context.Context, method string, page func(json.Raw
 		}
 		res, err := s.call(ctx, method, params)
 		if err != nil {
-			return err
+			return out, err
 		}
-		next, cache, err := page(res)
-		if err != nil {
-			return fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+		var r R
+		if err := json.Unmarshal(res, &r); err != nil {
+			return out, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
+		items, next, cache := page(&r)
+		out = append(out, items...)
 		if cache.TTLMs != nil && (ttl == nil || *cache.TTLMs < *ttl) {
 			ttl = cache.TTLMs
 		}
 		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
 		// only an absent nextCursor ends the list.
 		if next == nil || (!s.modern && *next == "") {
-			return nil
+			return out, nil
 		}
 		if seen[*next] {
-			return fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *next)
+			return out, fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *next)
 		}
 		seen[*next] = true
 		cursor = next
 	}
-	return fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
+	return out, fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
 }
 
 // ListTools returns every tool the server offers, all pages merged. A
@@ -67,16 +71,9 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if s.ServerInfo().Capabilities.Tools == nil {
 		return nil, nil
 	}
-	var tools []mcp.Tool
-	err := s.listAll(ctx, mcp.MethodToolsList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
-		var r mcp.ListToolsResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
-		}
-		tools = append(tools, r.Tools...)
-		return r.NextCursor, &r.CacheFields, nil
+	return listAll(ctx, s, mcp.MethodToolsList, func(r *mcp.ListToolsResult) ([]mcp.Tool, *string, *mcp.CacheFields) {
+		return r.Tools, r.NextCursor, &r.CacheFields
 	})
-	return tools, err
 }
 
 // CallTool calls a tool. A tool that fails reports it in the result
@@ -108,16 +105,9 @@ func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
-	var out []mcp.Resource
-	err := s.listAll(ctx, mcp.MethodResourcesList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
-		var r mcp.ListResourcesResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
-		}
-		out = append(out, r.Resources...)
-		return r.NextCursor, &r.CacheFields, nil
+	return listAll(ctx, s, mcp.MethodResourcesList, func(r *mcp.ListResourcesResult) ([]mcp.Resource, *string, *mcp.CacheFields) {
+		return r.Resources, r.NextCursor, &r.CacheFields
 	})
-	return out, err
 }
 
 // ListResourceTemplates returns every resource template the server lists.
@@ -125,16 +115,9 @@ func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemp
 	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
-	var out []mcp.ResourceTemplate
-	err := s.listAll(ctx, mcp.MethodResourcesTemplatesList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
-		var r mcp.ListResourceTemplatesResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
-		}
-		out = append(out, r.ResourceTemplates...)
-		return r.NextCursor, &r.CacheFields, nil
+	return listAll(ctx, s, mcp.MethodResourcesTemplatesList, func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, *string, *mcp.CacheFields) {
+		return r.ResourceTemplates, r.NextCursor, &r.CacheFields
 	})
-	return out, err
 }
 
 // ReadResource reads one resource.
@@ -154,16 +137,9 @@ func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 	if s.ServerInfo().Capabilities.Prompts == nil {
 		return nil, nil
 	}
-	var out []mcp.Prompt
-	err := s.listAll(ctx, mcp.MethodPromptsList, func(raw json.RawMessage) (*string, *mcp.CacheFields, error) {
-		var r mcp.ListPromptsResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
-		}
-		out = append(out, r.Prompts...)
-		return r.NextCursor, &r.CacheFields, nil
+	return listAll(ctx, s, mcp.MethodPromptsList, func(r *mcp.ListPromptsResult) ([]mcp.Prompt, *string, *mcp.CacheFields) {
+		return r.Prompts, r.NextCursor, &r.CacheFields
 	})
-	return out, err
 }
 
 // GetPrompt fetches one prompt with its arguments filled in.
