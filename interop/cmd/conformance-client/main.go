@@ -91,16 +91,7 @@ func run() error {
 		// valid tool is called and no tool that failed the x-mcp-header
 		// validation; sep-2322 that each multi round-trip tool completes
 		// with requestState echoed, new ids, and no carry-over.
-		tools, err := s.ListTools(ctx)
-		if err != nil {
-			return err
-		}
-		for _, t := range tools {
-			if err := callTool(ctx, s, t.Name, string(sampleArgs(t.InputSchema))); err != nil {
-				return err
-			}
-		}
-		return nil
+		return callEveryTool(ctx, s)
 	case "json-schema-2020-12-preservation":
 		tools, err := s.ListTools(ctx)
 		if err != nil {
@@ -130,9 +121,9 @@ func callTool(ctx context.Context, s *transport.Session, name, args string) erro
 	return nil
 }
 
-// exerciseAll sends every kind of request that carries Mcp-Name: each tool
-// called, each resource read, each prompt got.
-func exerciseAll(ctx context.Context, s *transport.Session) error {
+// callEveryTool lists the tools and calls each with arguments that satisfy
+// its schema's required properties.
+func callEveryTool(ctx context.Context, s *transport.Session) error {
 	tools, err := s.ListTools(ctx)
 	if err != nil {
 		return err
@@ -141,6 +132,15 @@ func exerciseAll(ctx context.Context, s *transport.Session) error {
 		if err := callTool(ctx, s, t.Name, string(sampleArgs(t.InputSchema))); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// exerciseAll sends every kind of request that carries Mcp-Name: each tool
+// called, each resource read, each prompt got.
+func exerciseAll(ctx context.Context, s *transport.Session) error {
+	if err := callEveryTool(ctx, s); err != nil {
+		return err
 	}
 	resources, err := s.ListResources(ctx)
 	if err != nil {
