@@ -36,20 +36,12 @@ func decodeCallToolResultFast(data []byte, r *CallToolResult) bool {
 		i++
 	} else {
 		for {
-			if i == len(data) || data[i] != '"' {
+			key, next, ok := plainKey(data, i)
+			if !ok {
 				return false
 			}
-			start := i
-			end, f, err := scanString(data, i)
-			if err != nil || f != 0 {
-				return false
-			}
-			key := data[start+1 : end-1]
-			i = skipSpace(data, end)
-			if i == len(data) || data[i] != ':' {
-				return false
-			}
-			i = skipSpace(data, i+1)
+			i = next
+			var err error
 			if i == len(data) || data[i] == 'n' { // null: leave it to encoding/json
 				return false
 			}
@@ -167,25 +159,16 @@ func decodeContent(data []byte, i int, c *Content) (int, error) {
 	}
 	var seen uint8
 	for {
-		if i == len(data) || data[i] != '"' {
+		key, next, ok := plainKey(data, i)
+		if !ok {
 			return i, errFallback
 		}
-		start := i
-		end, f, err := scanString(data, i)
-		if err != nil || f != 0 {
-			return i, errFallback
-		}
-		key := data[start+1 : end-1]
-		i = skipSpace(data, end)
-		if i == len(data) || data[i] != ':' {
-			return i, errFallback
-		}
-		i = skipSpace(data, i+1)
+		i = next
 		if i == len(data) || data[i] != '"' {
 			return i, errFallback // only string members take the fast path
 		}
 		v := i
-		end, f, err = scanString(data, i)
+		end, f, err := scanString(data, i)
 		if err != nil {
 			return i, errFallback
 		}
@@ -239,6 +222,26 @@ func decodeContent(data []byte, i int, c *Content) (int, error) {
 		}
 		i = skipSpace(data, i+1)
 	}
+}
+
+// plainKey reads an object member's key at data[i] and the colon after it,
+// and returns the key and the offset of the value. It declines (ok false) a
+// key with escapes or non-ASCII bytes, which the fast path leaves to
+// encoding/json's case-insensitive matching.
+func plainKey(data []byte, i int) (key []byte, value int, ok bool) {
+	if i == len(data) || data[i] != '"' {
+		return nil, i, false
+	}
+	end, f, err := scanString(data, i)
+	if err != nil || f != 0 {
+		return nil, i, false
+	}
+	key = data[i+1 : end-1]
+	i = skipSpace(data, end)
+	if i == len(data) || data[i] != ':' {
+		return nil, i, false
+	}
+	return key, skipSpace(data, i+1), true
 }
 
 // knownContentType returns the constant for a known block type, or "".
