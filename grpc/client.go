@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/tako-mcp/tako/mcp"
 	pb "github.com/tako-mcp/tako/proto/mcppb"
@@ -156,6 +157,25 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// listRPC runs a list RPC. A server that does not implement it has nothing
+// to list, as a Session's server that did not declare the feature: resp is
+// nil and so is err. Otherwise the response's ttl is recorded for method.
+func listRPC[R interface {
+	withCommon
+	GetTtl() *durationpb.Duration
+}](c *Client, ctx context.Context, op, method string, rpc func(context.Context, *pb.RequestFields, ...grpc.CallOption) (R, error)) (R, error) {
+	var zero R
+	resp, err := roundTrips(c, ctx, op, "", "", rpc)
+	if isUnimplemented(err) {
+		return zero, nil
+	}
+	if err != nil {
+		return zero, err
+	}
+	c.setTTL(method, resp.GetTtl(), resp.GetTtl() != nil)
+	return resp, nil
 }
 
 func isUnimplemented(err error) bool {
@@ -356,17 +376,12 @@ func (c *Client) setTTL(method string, d interface{ AsDuration() time.Duration }
 // has no tools: the list is empty, as a Session's is for a server that
 // did not declare the feature. The other list methods do the same.
 func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	resp, err := roundTrips(c, ctx, "ListTools", "", "", func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListToolsResponse, error) {
+	resp, err := listRPC(c, ctx, "ListTools", mcp.MethodToolsList, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListToolsResponse, error) {
 		return c.api.ListTools(ctx, &pb.ListToolsRequest{Common: rf}, o...)
 	})
-	if isUnimplemented(err) {
-		// As the Session does for an undeclared feature: nothing to list.
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil || resp == nil {
 		return nil, err
 	}
-	c.setTTL(mcp.MethodToolsList, resp.GetTtl(), resp.GetTtl() != nil)
 	tools := make([]mcp.Tool, 0, len(resp.GetTools()))
 	for _, t := range resp.GetTools() {
 		mt, err := toolFromPB(t)
@@ -406,17 +421,12 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp
 
 // ListResources returns every resource.
 func (c *Client) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	resp, err := roundTrips(c, ctx, "ListResources", "", "", func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListResourcesResponse, error) {
+	resp, err := listRPC(c, ctx, "ListResources", mcp.MethodResourcesList, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListResourcesResponse, error) {
 		return c.api.ListResources(ctx, &pb.ListResourcesRequest{Common: rf}, o...)
 	})
-	if isUnimplemented(err) {
-		// As the Session does for an undeclared feature: nothing to list.
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil || resp == nil {
 		return nil, err
 	}
-	c.setTTL(mcp.MethodResourcesList, resp.GetTtl(), resp.GetTtl() != nil)
 	out := make([]mcp.Resource, 0, len(resp.GetResources()))
 	for _, r := range resp.GetResources() {
 		out = append(out, resourceFromPB(r))
@@ -426,17 +436,12 @@ func (c *Client) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 
 // ListResourceTemplates returns every resource template.
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	resp, err := roundTrips(c, ctx, "ListResourceTemplates", "", "", func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListResourceTemplatesResponse, error) {
+	resp, err := listRPC(c, ctx, "ListResourceTemplates", mcp.MethodResourcesTemplatesList, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListResourceTemplatesResponse, error) {
 		return c.api.ListResourceTemplates(ctx, &pb.ListResourceTemplatesRequest{Common: rf}, o...)
 	})
-	if isUnimplemented(err) {
-		// As the Session does for an undeclared feature: nothing to list.
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil || resp == nil {
 		return nil, err
 	}
-	c.setTTL(mcp.MethodResourcesTemplatesList, resp.GetTtl(), resp.GetTtl() != nil)
 	out := make([]mcp.ResourceTemplate, 0, len(resp.GetResourceTemplates()))
 	for _, t := range resp.GetResourceTemplates() {
 		out = append(out, templateFromPB(t))
@@ -465,17 +470,12 @@ func (c *Client) ReadResource(ctx context.Context, params *mcp.ReadResourceParam
 
 // ListPrompts returns every prompt.
 func (c *Client) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
-	resp, err := roundTrips(c, ctx, "ListPrompts", "", "", func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListPromptsResponse, error) {
+	resp, err := listRPC(c, ctx, "ListPrompts", mcp.MethodPromptsList, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ListPromptsResponse, error) {
 		return c.api.ListPrompts(ctx, &pb.ListPromptsRequest{Common: rf}, o...)
 	})
-	if isUnimplemented(err) {
-		// As the Session does for an undeclared feature: nothing to list.
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil || resp == nil {
 		return nil, err
 	}
-	c.setTTL(mcp.MethodPromptsList, resp.GetTtl(), resp.GetTtl() != nil)
 	out := make([]mcp.Prompt, 0, len(resp.GetPrompts()))
 	for _, p := range resp.GetPrompts() {
 		out = append(out, promptFromPB(p))
