@@ -74,7 +74,7 @@ func checkEcho(text string) error {
 type takoClient struct{ s *transport.Session }
 
 func startTako(ctx context.Context, server string) (client, error) {
-	conn, err := stdio.Start(ctx, stdio.Options{Command: server})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: server})
 	if err != nil {
 		return nil, err
 	}

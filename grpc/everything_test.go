@@ -53,7 +53,7 @@ func everythingBackend(t *testing.T, deps *mcpgrpc.Dependents) *transport.Sessio
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := stdio.Start(ctx, stdio.Options{Command: node, Args: []string{script, "stdio"}})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: node, Args: []string{script, "stdio"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func testContext(t *testing.T) context.Context {
 // fails the test.
 func connect(t *testing.T, ctx context.Context, command string, args []string, opts *transport.Options) *transport.Session {
 	t.Helper()
-	conn, err := stdio.Start(ctx, stdio.Options{Command: command, Args: args})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: command, Args: args})
 	if err != nil {
 		t.Fatalf("start %s %v: %v", command, args, err)
 	}

@@ -61,7 +61,7 @@ func (g *gatedConn) release(ctx context.Context) error {
 func TestRegistryEverythingListChanged(t *testing.T) {
 	command, args := everything(t)
 	ctx := testContext(t)
-	conn, err := stdio.Start(ctx, stdio.Options{Command: command, Args: args})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: command, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRegistryEverythingListChanged(t *testing.T) {
 func TestRegistryEverythingKilledServer(t *testing.T) {
 	command, args := everything(t)
 	ctx := testContext(t)
-	conn, err := stdio.Start(ctx, stdio.Options{Command: command, Args: args})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: command, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func stdioBridge(t *testing.T, command string, args []string) (url string, start
 	t.Helper()
 	procs := make(chan *bridgedProcess, 16)
 	h := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
-		conn, err := stdio.Start(ctx, stdio.Options{Command: command, Args: args})
+		conn, err := stdio.Start(ctx, &stdio.Options{Command: command, Args: args})
 		if err != nil {
 			return nil, err
 		}

@@ -185,7 +185,7 @@ func (a *Agent) sessionOptions() *transport.Options {
 }
 
 func (a *Agent) dialStdio(ctx context.Context, s *MCPServer) (transport.Transport, error) {
-	conn, err := stdio.Start(ctx, stdio.Options{
+	conn, err := stdio.Start(ctx, &stdio.Options{
 		Command: s.Command,
 		Args:    s.Args,
 		Env:     s.Env,

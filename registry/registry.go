@@ -141,12 +141,15 @@ type Tool struct {
 	Handler func(ctx context.Context, arguments json.RawMessage) (*mcp.CallToolResult, error)
 }
 
-// Errors returned by AddTool and AddServer.
+// errClosed is what a closed registry returns.
+var errClosed = fmt.Errorf("registry: %w", transport.ErrClosed)
+
+// Errors returned by AddTool and AddServer. After Close, every method
+// returns an error wrapping transport.ErrClosed, the one sentinel for a
+// closed thing everywhere in tako.
 var (
 	// ErrClash: the name is already taken by another tool.
 	ErrClash = errors.New("registry: tool name clash")
-	// ErrClosed: the registry was closed.
-	ErrClosed = errors.New("registry: closed")
 	// ErrDuplicateServer: a server of that name is already registered.
 	ErrDuplicateServer = errors.New("registry: duplicate server name")
 )
@@ -203,7 +206,7 @@ func (r *Registry) AddTool(t Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return errClosed
 	}
 	if e, ok := r.entries[t.Name]; ok {
 		return fmt.Errorf("%w: %q is already %s", ErrClash, t.Name, e.owner())
@@ -243,7 +246,7 @@ func (r *Registry) AddServer(ctx context.Context, name string, t transport.Trans
 	case r.closed:
 		r.mu.Unlock()
 		t.Close()
-		return ErrClosed
+		return errClosed
 	case r.servers[name] != nil:
 		r.mu.Unlock()
 		t.Close()
@@ -401,7 +404,7 @@ func (r *Registry) install(s *server, tools []mcp.Tool, first bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return errClosed
 	}
 	if r.servers[s.name] != s {
 		return nil // removed meanwhile
@@ -662,7 +665,7 @@ func (s *server) shutdown() error {
 		s.wg.Wait()
 		s.mu.Lock()
 		t, unsub := s.t, s.unsub
-		s.dead = ErrClosed
+		s.dead = errClosed
 		s.mu.Unlock()
 		if unsub != nil {
 			unsub()
@@ -737,7 +740,7 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) Re
 // why it cannot.
 func (s *server) restart(ctx context.Context, old transport.Transport, why error) (transport.Transport, error) {
 	p := s.opts.Restart
-	if p == nil || p.Connect == nil || errors.Is(why, ErrClosed) {
+	if p == nil || p.Connect == nil || errors.Is(why, errClosed) {
 		return nil, fmt.Errorf("server %q is not running (%v)", s.name, why)
 	}
 	s.restartMu.Lock()
@@ -789,7 +792,7 @@ func (s *server) restart(ctx context.Context, old transport.Transport, why error
 		// Closed while restarting: the new transport has no owner.
 		s.mu.Unlock()
 		t.Close()
-		return nil, fmt.Errorf("server %q: %w", s.name, ErrClosed)
+		return nil, fmt.Errorf("server %q: %w", s.name, errClosed)
 	default:
 	}
 	s.t, s.dead, s.lastTry = t, nil, time.Time{}

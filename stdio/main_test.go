@@ -207,7 +207,7 @@ func startServer(t testing.TB, mode string, opts stdio.Options) *stdio.Conn {
 	// GORACE: a server built with -race otherwise sleeps 1 s in os.Exit,
 	// which would count against the exit-detection figures.
 	opts.Env = append(opts.Env, serverEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
-	c, err := stdio.Start(context.Background(), opts)
+	c, err := stdio.Start(context.Background(), &opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

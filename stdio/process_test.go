@@ -374,15 +374,15 @@ func TestCloseTwiceAndConcurrently(t *testing.T) {
 }
 
 func TestStartCommandNotFound(t *testing.T) {
-	_, err := stdio.Start(context.Background(), stdio.Options{Command: "tako-no-such-command-3f9a"})
+	_, err := stdio.Start(context.Background(), &stdio.Options{Command: "tako-no-such-command-3f9a"})
 	if !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("Start: %v, want exec.ErrNotFound", err)
 	}
-	_, err = stdio.Start(context.Background(), stdio.Options{Command: "/nonexistent/tako-server"})
+	_, err = stdio.Start(context.Background(), &stdio.Options{Command: "/nonexistent/tako-server"})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Start of a missing path: %v, want fs.ErrNotExist", err)
 	}
-	if _, err := stdio.Start(context.Background(), stdio.Options{}); err == nil {
+	if _, err := stdio.Start(context.Background(), &stdio.Options{}); err == nil {
 		t.Error("Start with no command succeeded")
 	}
 }

@@ -55,7 +55,7 @@ func startSession(t testing.TB, opts stdio.Options, topts *transport.Options) (*
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	conn, err := stdio.Start(ctx, opts)
+	conn, err := stdio.Start(ctx, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestConnectFailureLeavesNothing(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			conn, err := stdio.Start(ctx, stdio.Options{Command: tc.command, Args: tc.args, TermGrace: 200 * time.Millisecond, StdinGrace: 200 * time.Millisecond})
+			conn, err := stdio.Start(ctx, &stdio.Options{Command: tc.command, Args: tc.args, TermGrace: 200 * time.Millisecond, StdinGrace: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestConnectFailureLeavesNothing(t *testing.T) {
 		})
 	}
 	t.Run("command not found", func(t *testing.T) {
-		_, err := stdio.Start(context.Background(), stdio.Options{Command: "tako-no-such-command"})
+		_, err := stdio.Start(context.Background(), &stdio.Options{Command: "tako-no-such-command"})
 		if !errors.Is(err, exec.ErrNotFound) {
 			t.Fatalf("Start: %v", err)
 		}

@@ -145,9 +145,10 @@ type Conn struct {
 // Start runs the server and returns a Conn to it. ctx bounds only the
 // start: the process lives until Close or its own exit. If Start fails,
 // nothing is left running; a command that cannot be found gives an error
-// wrapping exec.ErrNotFound.
-func Start(ctx context.Context, opts Options) (*Conn, error) {
-	if opts.Command == "" {
+// wrapping exec.ErrNotFound. opts must name a Command; its other fields
+// have working zero values.
+func Start(ctx context.Context, opts *Options) (*Conn, error) {
+	if opts == nil || opts.Command == "" {
 		return nil, errors.New("stdio: Options.Command is empty")
 	}
 	if err := ctx.Err(); err != nil {

@@ -22,7 +22,7 @@ import (
 // DefaultMaxMessageSize is the message cap used when MaxMessageSize is zero.
 // It is far above what MCP servers send in practice (a 16 MiB tool result
 // passes) and low enough that a runaway line cannot take the client down.
-const DefaultMaxMessageSize = 64 << 20
+const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 
 const (
 	// readBufferSize is the bufio buffer for incoming lines. A line that

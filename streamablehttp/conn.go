@@ -81,7 +81,7 @@ import (
 // DefaultMaxMessageSize is the message cap when Options.MaxMessageSize is
 // zero: large enough for any real tool result, small enough that a broken
 // server cannot make the client buffer without bound.
-const DefaultMaxMessageSize = 64 << 20
+const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 
 // ownIdleConnsPerHost is how many idle connections the Conn's own transport
 // keeps to its server.

@@ -13,13 +13,11 @@ import (
 	"github.com/tako-mcp/tako/mcp"
 )
 
-// maxInputRounds bounds the multi round-trip retries of one call, so that a
-// server that asks for input forever cannot hold a caller forever.
-const maxInputRounds = 16
-
 // Call sends a request and decodes its result into result, which may be a
 // *json.RawMessage to keep it raw, or nil to discard it. params may be nil,
-// raw JSON, or a value that marshals to a JSON object.
+// raw JSON, or a value that marshals to a JSON object. It implements
+// Caller: a list method called without a cursor returns every page merged
+// into one result.
 //
 // Call is the engine's general path: on the 2026-07-28 wire it adds the
 // per-request _meta, and for tools/call, prompts/get and resources/read it
@@ -30,7 +28,12 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 	if err != nil {
 		return err
 	}
-	res, err := s.call(ctx, method, raw)
+	var res json.RawMessage
+	if _, list := listKeys[method]; list && !hasCursor(raw) {
+		res, err = s.callList(ctx, method)
+	} else {
+		res, err = s.call(ctx, method, raw, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -52,8 +55,9 @@ func decodeResult(method string, res json.RawMessage, result any) error {
 }
 
 // call runs one logical request: the round trip and, where the method allows
-// it, the input_required rounds that follow.
-func (s *Session) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// it, the input_required rounds that follow (Rounds). info, when the caller
+// has it, is what an Informed Conn needs to know of the request.
+func (s *Session) call(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
 	if s.opts.CallTimeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -61,79 +65,94 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 			defer cancel()
 		}
 	}
-	res, err := s.send(ctx, method, params)
-	if err != nil || !s.modern || !mrtrMethod(method) {
-		return res, err
+	if !s.modern || !mrtrMethod(method) {
+		return s.send(ctx, method, params, info)
 	}
-	for round := 0; ; round++ {
+	var state json.RawMessage
+	return Rounds(ctx, &s.opts.Handlers, method, func(ctx context.Context, answers map[string]any) (json.RawMessage, map[string]mcp.InputRequest, error) {
+		req := params
+		if answers != nil {
+			var extra []member
+			if len(answers) > 0 {
+				b, err := json.Marshal(answers)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: input responses: %w", method, err)
+				}
+				extra = append(extra, member{"inputResponses", b})
+			}
+			if len(state) > 0 && string(state) != "null" {
+				// Byte for byte, as the server sent it (MRTR [M]).
+				extra = append(extra, member{"requestState", state})
+			}
+			var err error
+			if req, err = setMembers(params, extra); err != nil {
+				return nil, nil, err
+			}
+		}
+		// Each round is a new request with a new id (MRTR [M]).
+		res, err := s.send(ctx, method, req, info)
+		if err != nil {
+			return nil, nil, err
+		}
 		var head struct {
 			ResultType    string                      `json:"resultType"`
 			InputRequests map[string]mcp.InputRequest `json:"inputRequests"`
 			RequestState  json.RawMessage             `json:"requestState"`
 		}
 		if err := json.Unmarshal(res, &head); err != nil {
-			return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+			return nil, nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
 		switch head.ResultType {
 		case "", mcp.ResultTypeComplete:
-			return res, nil
+			return res, nil, nil
 		case mcp.ResultTypeInputRequired:
 		default:
-			return nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
+			return nil, nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
 		}
-		if round >= maxInputRounds {
-			return nil, fmt.Errorf("%w: %s still asks for input after %d rounds", ErrProtocol, method, round)
+		state = head.RequestState
+		if head.InputRequests == nil {
+			head.InputRequests = map[string]mcp.InputRequest{}
 		}
-		var extra []member
-		if len(head.InputRequests) > 0 {
-			responses, err := s.fulfil(ctx, head.InputRequests)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", method, err)
-			}
-			extra = append(extra, member{"inputResponses", responses})
-		}
-		if len(head.RequestState) > 0 && string(head.RequestState) != "null" {
-			// Byte for byte, as the server sent it (MRTR [M]).
-			extra = append(extra, member{"requestState", head.RequestState})
-		}
-		retry, err := setMembers(params, extra)
-		if err != nil {
-			return nil, err
-		}
-		// Each round is a new request with a new id (MRTR [M]).
-		res, err = s.send(ctx, method, retry)
-		if err != nil {
-			return nil, err
-		}
-	}
+		return nil, head.InputRequests, nil
+	})
 }
+
+// maxRenewals bounds how often a legacy session is re-established without
+// a request succeeding in between: a server (or a load balancer without
+// sticky sessions) that forgets every session at once would otherwise make
+// the engine initialize forever.
+const maxRenewals = 3
 
 // send runs one round trip, re-sending it when the wire says the request
 // was lost or the legacy session expired (DESIGN.md: the wire knows, the
 // engine acts). Every re-send has a new id.
-func (s *Session) send(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) send(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
 	const maxLost = 2
-	lost, expired, relisted := 0, false, false
+	lost, renewed, relisted := 0, 0, false
 	for {
 		gen := s.generation.Load()
-		res, err := s.roundTrip(ctx, method, params, true)
+		res, err := s.roundTrip(ctx, method, params, true, info)
 		switch {
 		case err == nil:
+			s.renewals.Store(0)
 			return res, nil
 		case errors.Is(err, ErrRequestLost) && lost < maxLost && ctx.Err() == nil:
 			lost++
 			s.log.Debug("mcp: request lost in transit; re-sending", "method", method, "err", err)
 			continue
-		case errors.Is(err, ErrSessionExpired) && !expired && !s.modern && ctx.Err() == nil:
-			expired = true
-			if herr := s.renewSession(ctx, gen); herr != nil {
-				return nil, fmt.Errorf("%w; starting a new session failed: %w", err, herr)
+		case errors.Is(err, ErrSessionExpired) && !s.modern && renewed <= 2*maxRenewals && ctx.Err() == nil:
+			// renewSession decides when to give up (maxRenewals in a row
+			// ends the session); the bound here only keeps one call from
+			// looping while others keep renewing.
+			renewed++
+			if herr := s.renewSession(ctx, gen, err); herr != nil {
+				return nil, herr
 			}
 			continue
 		case method == mcp.MethodToolsCall && !relisted && isHeaderMismatch(err) && ctx.Err() == nil:
 			// The server says the headers disagree with the body: the
 			// tool's x-mcp-header annotations have changed since they were
-			// listed. List the tools again, which teaches the wire the new
+			// listed. List the tools again, which hands the Conn the new
 			// ones, and retry once (checklist §4C.5).
 			relisted = true
 			s.log.Debug("mcp: header mismatch; listing tools again before one retry", "err", err)
@@ -152,21 +171,51 @@ func isHeaderMismatch(err error) bool {
 }
 
 // renewSession runs the legacy handshake again after the server forgot the
-// session (checklist §4B.2), once per expiry however many calls noticed it:
-// a caller that saw generation gen expire finds it already renewed if
-// another caller got there first.
-func (s *Session) renewSession(ctx context.Context, gen int64) error {
+// session (checklist §4B.2), once per expiry however many messages noticed
+// it: a caller that saw generation gen expire finds it already renewed if
+// another got there first. expired is the error that reported the expiry.
+//
+// A session that cannot be renewed, because initialize fails or because the
+// server has forgotten maxRenewals sessions in a row without answering a
+// request in between, ends: every call then fails with an error wrapping
+// ErrSessionExpired and Err says why. The alternative, going on without a
+// session, is a silent stream of 400s.
+func (s *Session) renewSession(ctx context.Context, gen int64, expired error) error {
 	s.rehandshakeMu.Lock()
 	defer s.rehandshakeMu.Unlock()
 	if s.generation.Load() != gen {
 		return nil
 	}
-	s.log.Info("mcp: session expired; starting a new one")
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if n := s.renewals.Add(1); n > maxRenewals {
+		err := fmt.Errorf("%w: the server forgot %d new sessions in a row; giving up", ErrSessionExpired, n-1)
+		s.fail(err)
+		return err
+	}
+	s.log.Info("mcp: session expired; starting a new one", "err", expired)
+	if s.informed != nil {
+		s.informed.NewSession()
+	}
 	if err := s.initialize(ctx, s.ServerInfo().ProtocolVersion); err != nil {
+		if ctx.Err() != nil {
+			// The caller gave up; the next message tries again.
+			return fmt.Errorf("%w; starting a new session: %w", expired, err)
+		}
+		err = fmt.Errorf("%w; starting a new session failed: %w", expired, err)
+		s.fail(err)
 		return err
 	}
 	s.generation.Add(1)
 	return nil
+}
+
+// fail ends the session for a reason of the engine's own (a session that
+// cannot be renewed) and releases the Conn, as a lost connection does.
+func (s *Session) fail(reason error) {
+	s.end(reason)
+	go s.conn.Close()
 }
 
 func mrtrMethod(m string) bool {
@@ -176,7 +225,7 @@ func mrtrMethod(m string) bool {
 // roundTrip sends one request and waits for its response. withMeta adds the
 // era's _meta members (and a progress token when the context asks for
 // progress).
-func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool) (json.RawMessage, error) {
+func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
 	select {
 	case <-s.done:
 		return nil, fmt.Errorf("%s: %w", method, s.err)
@@ -212,7 +261,7 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	s.mu.Lock()
 	s.pending[n] = pc
 	s.mu.Unlock()
-	if err := s.conn.Write(ctx, msg); err != nil {
+	if err := s.write(ctx, msg, info); err != nil {
 		s.take(n)
 		select {
 		case <-s.done:
@@ -288,23 +337,35 @@ func (s *Session) sendCancel(id mcp.ID, cause error) {
 	b = append(b, '}')
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.conn.Write(ctx, &mcp.Message{Method: mcp.NotificationCancelled, Params: b}); err != nil {
+	if err := s.write(ctx, &mcp.Message{Method: mcp.NotificationCancelled, Params: b}, nil); err != nil {
 		s.log.Debug("mcp: could not send cancellation", "id", id.String(), "err", err)
 	}
 }
 
-// Notify sends a notification to the server.
+// Notify sends a notification to the server. On a legacy session that the
+// server has forgotten, the session is renewed and the notification sent
+// once more on the new one.
 func (s *Session) Notify(ctx context.Context, method string, params any) error {
 	raw, err := marshalObject(params)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-s.done:
-		return fmt.Errorf("%s: %w", method, s.err)
-	default:
+	for renewed := 0; ; renewed++ {
+		select {
+		case <-s.done:
+			return fmt.Errorf("%s: %w", method, s.err)
+		default:
+		}
+		gen := s.generation.Load()
+		err := s.write(ctx, &mcp.Message{Method: method, Params: raw}, nil)
+		if err == nil || !errors.Is(err, ErrSessionExpired) || s.modern || renewed > 2*maxRenewals ||
+			ctx.Err() != nil || method == mcp.NotificationInitialized {
+			return err
+		}
+		if herr := s.renewSession(ctx, gen, err); herr != nil {
+			return herr
+		}
 	}
-	return s.conn.Write(ctx, &mcp.Message{Method: method, Params: raw})
 }
 
 // marshalObject turns params into raw JSON; nil stays nil.

@@ -96,9 +96,9 @@ func (e *MessageError) Error() string {
 
 func (e *MessageError) Unwrap() error { return e.Err }
 
-// ToolError is returned by helpers that turn a CallToolResult with isError
-// set into a Go error (the engine itself returns such results as values, for
-// the model to see).
+// ToolError is a tool result with isError set, as a Go error. Transports
+// return such results as values, for a model to see and correct; a program
+// that wants an error instead calls ToolResultError.
 type ToolError struct {
 	Tool   string
 	Result *mcp.CallToolResult
@@ -107,3 +107,23 @@ type ToolError struct {
 func (e *ToolError) Error() string {
 	return fmt.Sprintf("tool %q reported an error: %s", e.Tool, e.Result.Text())
 }
+
+// ToolResultError returns a *ToolError when res reports a tool error
+// (isError), and nil otherwise:
+//
+//	res, err := t.CallTool(ctx, params)
+//	if err == nil {
+//		err = transport.ToolResultError(params.Name, res)
+//	}
+func ToolResultError(tool string, res *mcp.CallToolResult) error {
+	if res == nil || !res.IsError {
+		return nil
+	}
+	return &ToolError{Tool: tool, Result: res}
+}
+
+// DefaultMaxMessageSize is the cap on one incoming message that every tako
+// transport applies when its Options leave MaxMessageSize zero: large
+// enough for any real tool result, small enough that a broken server cannot
+// make the client buffer without bound.
+const DefaultMaxMessageSize = 64 << 20

@@ -44,7 +44,7 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 	for attempt := 0; attempt < 2; attempt++ {
 		s.setModern(version)
 		pctx, cancel := context.WithTimeout(ctx, s.opts.ProbeTimeout)
-		res, err := s.roundTrip(pctx, mcp.MethodDiscover, nil, true)
+		res, err := s.roundTrip(pctx, mcp.MethodDiscover, nil, true, nil)
 		cancel()
 		if err == nil {
 			var r mcp.DiscoverResult
@@ -102,6 +102,13 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 			continue
 		case ctx.Err() != nil:
 			return false, err
+		case errors.Is(err, ErrAuthRequired):
+			// A server that wants credentials for server/discover is not a
+			// legacy server: falling back to initialize would lose the
+			// challenge and report the wrong failure (ErrUnsupportedVersion).
+			// An auth layer in the Conn has already had its chance to
+			// authorize and send the probe again.
+			return false, err
 		case s.Err() != nil:
 			// The connection itself died: nothing to fall back on.
 			return false, err
@@ -126,11 +133,13 @@ func (s *Session) setModern(version string) {
 	b, _ := json.Marshal(meta) // plain structs and strings: cannot fail
 	s.modern = true
 	s.metaBody = b[1 : len(b)-1]
+	s.setProtocol(version)
 }
 
 func (s *Session) clearModern() {
 	s.modern = false
 	s.metaBody = nil
+	s.setProtocol("")
 }
 
 func newestModern(vs []string) string {
@@ -163,7 +172,7 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 			ClientInfo:      s.opts.ClientInfo,
 		}
 		raw, _ := json.Marshal(params)
-		res, err := s.roundTrip(ctx, mcp.MethodInitialize, raw, false)
+		res, err := s.roundTrip(ctx, mcp.MethodInitialize, raw, false, nil)
 		if err != nil {
 			// Some servers refuse an unknown version with -32602 and the
 			// list they support instead of offering one: retry once.
@@ -186,6 +195,7 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 		if !mcp.IsSupportedVersion(r.ProtocolVersion) || mcp.IsModernVersion(r.ProtocolVersion) {
 			return fmt.Errorf("%w: server answered initialize with version %q", ErrUnsupportedVersion, r.ProtocolVersion)
 		}
+		s.setProtocol(r.ProtocolVersion)
 		s.setInfo(ServerInfo{
 			ProtocolVersion: r.ProtocolVersion,
 			Implementation:  r.ServerInfo,

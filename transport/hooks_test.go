@@ -118,8 +118,14 @@ func TestSessionThatKeepsExpiringFails(t *testing.T) {
 	}
 	s := connect(t, fc, nil)
 	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"})
-	if err == nil {
-		t.Fatal("call succeeded")
+	if !errors.Is(err, transport.ErrSessionExpired) {
+		t.Fatalf("call: %v, want ErrSessionExpired", err)
+	}
+	// A server that forgets every session ends this one, loudly: Err says
+	// why, rather than later calls going out on no session at all.
+	<-s.Done()
+	if !errors.Is(s.Err(), transport.ErrSessionExpired) {
+		t.Fatalf("Err() = %v", s.Err())
 	}
 }
 

@@ -49,7 +49,7 @@ func (s *Session) listenLoop(params json.RawMessage) {
 	backoff := 500 * time.Millisecond
 	for {
 		opened := time.Now()
-		_, err := s.roundTrip(s.readerCtx, mcp.MethodSubscriptionsListen, params, true)
+		_, err := s.roundTrip(s.readerCtx, mcp.MethodSubscriptionsListen, params, true, nil)
 		select {
 		case <-s.done:
 			return

@@ -13,12 +13,12 @@ import (
 // cursors forever cannot hold a caller forever.
 const maxPages = 10000
 
-// listAll fetches every page of a paginated list method, each decoded into
-// an R from which page takes the items, the next cursor (nil at the end)
-// and the cache fields, and returns the items of all pages. The list as a
-// whole is fresh for as long as its least fresh page (checklist §6B); that
-// time is recorded for TTL.
-func listAll[R, T any](ctx context.Context, s *Session, method string, page func(*R) ([]T, *string, *mcp.CacheFields)) ([]T, error) {
+// listAll fetches every page of a paginated list method and returns the
+// items of all pages. page decodes one page's result into its items, the
+// next cursor (nil at the end) and its ttlMs. The list as a whole is fresh
+// for as long as its least fresh page (checklist §6B); that time is
+// recorded for TTL.
+func listAll[T any](ctx context.Context, s *Session, method string, page func(json.RawMessage) ([]T, *string, *int64, error)) ([]T, error) {
 	var out []T
 	var cursor *string
 	seen := map[string]bool{}
@@ -34,22 +34,21 @@ func listAll[R, T any](ctx context.Context, s *Session, method string, page func
 		}
 	}()
 	for i := 0; i < maxPages; i++ {
-		params, _ := json.Marshal(&mcp.ListParams{Cursor: cursor})
-		if cursor == nil {
-			params = nil
+		var params json.RawMessage
+		if cursor != nil {
+			params, _ = json.Marshal(&mcp.ListParams{Cursor: cursor})
 		}
-		res, err := s.call(ctx, method, params)
+		res, err := s.call(ctx, method, params, nil)
 		if err != nil {
 			return out, err
 		}
-		var r R
-		if err := json.Unmarshal(res, &r); err != nil {
+		items, next, pageTTL, err := page(res)
+		if err != nil {
 			return out, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
-		items, next, cache := page(&r)
 		out = append(out, items...)
-		if cache.TTLMs != nil && (ttl == nil || *cache.TTLMs < *ttl) {
-			ttl = cache.TTLMs
+		if pageTTL != nil && (ttl == nil || *pageTTL < *ttl) {
+			ttl = pageTTL
 		}
 		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
 		// only an absent nextCursor ends the list.
@@ -65,25 +64,46 @@ func listAll[R, T any](ctx context.Context, s *Session, method string, page func
 	return out, fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
 }
 
+// typedPage decodes one page into R and takes from it, with get, the items,
+// the next cursor and the cache fields.
+func typedPage[R, T any](get func(*R) ([]T, *string, *mcp.CacheFields)) func(json.RawMessage) ([]T, *string, *int64, error) {
+	return func(res json.RawMessage) ([]T, *string, *int64, error) {
+		var r R
+		if err := json.Unmarshal(res, &r); err != nil {
+			return nil, nil, nil, err
+		}
+		items, next, cache := get(&r)
+		return items, next, cache.TTLMs, nil
+	}
+}
+
 // ListTools returns every tool the server offers, all pages merged. A
-// server that did not declare the tools capability has none.
+// server that did not declare the tools capability has none. On the
+// 2026-07-28 wire, a tool the transport cannot carry (an invalid
+// x-mcp-header over HTTP) is left out, with a warning in the log.
 func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if s.ServerInfo().Capabilities.Tools == nil {
 		return nil, nil
 	}
-	return listAll(ctx, s, mcp.MethodToolsList, func(r *mcp.ListToolsResult) ([]mcp.Tool, *string, *mcp.CacheFields) {
+	tools, err := listAll(ctx, s, mcp.MethodToolsList, typedPage(func(r *mcp.ListToolsResult) ([]mcp.Tool, *string, *mcp.CacheFields) {
 		return r.Tools, r.NextCursor, &r.CacheFields
-	})
+	}))
+	if err != nil {
+		return tools, err
+	}
+	return s.admitTools(tools), nil
 }
 
 // CallTool calls a tool. A tool that fails reports it in the result
-// (IsError), not as a Go error: a model should see it.
+// (IsError), not as a Go error: a model should see it (ToolResultError
+// turns such a result into an error where a program wants one).
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	raw, err := marshalObject(p)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.call(ctx, mcp.MethodToolsCall, raw)
+	info := &RequestInfo{Modern: s.modern, Name: p.Name, HasName: true, Arguments: p.Arguments}
+	res, err := s.call(ctx, mcp.MethodToolsCall, raw, info)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +125,9 @@ func (s *Session) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
-	return listAll(ctx, s, mcp.MethodResourcesList, func(r *mcp.ListResourcesResult) ([]mcp.Resource, *string, *mcp.CacheFields) {
+	return listAll(ctx, s, mcp.MethodResourcesList, typedPage(func(r *mcp.ListResourcesResult) ([]mcp.Resource, *string, *mcp.CacheFields) {
 		return r.Resources, r.NextCursor, &r.CacheFields
-	})
+	}))
 }
 
 // ListResourceTemplates returns every resource template the server lists.
@@ -115,9 +135,9 @@ func (s *Session) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemp
 	if s.ServerInfo().Capabilities.Resources == nil {
 		return nil, nil
 	}
-	return listAll(ctx, s, mcp.MethodResourcesTemplatesList, func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, *string, *mcp.CacheFields) {
+	return listAll(ctx, s, mcp.MethodResourcesTemplatesList, typedPage(func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, *string, *mcp.CacheFields) {
 		return r.ResourceTemplates, r.NextCursor, &r.CacheFields
-	})
+	}))
 }
 
 // ReadResource reads one resource.
@@ -137,9 +157,9 @@ func (s *Session) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 	if s.ServerInfo().Capabilities.Prompts == nil {
 		return nil, nil
 	}
-	return listAll(ctx, s, mcp.MethodPromptsList, func(r *mcp.ListPromptsResult) ([]mcp.Prompt, *string, *mcp.CacheFields) {
+	return listAll(ctx, s, mcp.MethodPromptsList, typedPage(func(r *mcp.ListPromptsResult) ([]mcp.Prompt, *string, *mcp.CacheFields) {
 		return r.Prompts, r.NextCursor, &r.CacheFields
-	})
+	}))
 }
 
 // GetPrompt fetches one prompt with its arguments filled in.
@@ -188,4 +208,5 @@ func (s *Session) TTL(method string) (d time.Duration, ok bool) {
 var (
 	_ Transport = (*Session)(nil)
 	_ ListTTL   = (*Session)(nil)
+	_ Caller    = (*Session)(nil)
 )

@@ -55,9 +55,10 @@ import (
 // Create one with Connect. All methods are safe for concurrent use; many
 // calls may be in flight on one Session at once.
 type Session struct {
-	conn Conn
-	opts Options
-	log  *slog.Logger
+	conn     Conn
+	informed Informed // conn, when it wants to be told protocol state
+	opts     Options
+	log      *slog.Logger
 
 	// Fixed after the handshake (info is guarded by mu: an expired legacy
 	// session runs the handshake again).
@@ -87,6 +88,7 @@ type Session struct {
 	// expiry, however many calls notice it: generation counts handshakes.
 	rehandshakeMu sync.Mutex
 	generation    atomic.Int64
+	renewals      atomic.Int64 // sessions renewed since a request last succeeded
 
 	events    eventQueue
 	readerCtx context.Context
@@ -143,6 +145,7 @@ func newSession(conn Conn, opts *Options) *Session {
 	if opts != nil {
 		s.opts = *opts
 	}
+	s.informed, _ = conn.(Informed)
 	if s.opts.ClientInfo.Name == "" {
 		s.opts.ClientInfo = mcp.Implementation{Name: "tako", Version: Version}
 	}

@@ -67,12 +67,11 @@ import (
 // on (Sec-WebSocket-Protocol: mcp), as the TypeScript and Python SDKs use it.
 const Subprotocol = "mcp"
 
-// Defaults for the zero values of DialOptions and Handler.
+// Defaults for the zero values of Options and Handler.
 const (
-	// DefaultReadLimit caps one incoming message, as stdio's default
-	// message cap does: large enough for any real tool result, small enough
-	// that a broken peer cannot exhaust memory.
-	DefaultReadLimit = 64 << 20
+	// DefaultMaxMessageSize caps one incoming message, as every tako
+	// transport's default does (transport.DefaultMaxMessageSize).
+	DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 	// DefaultPingInterval is how often a Conn pings a quiet peer.
 	DefaultPingInterval = 30 * time.Second
 	// DefaultPongTimeout is how long a ping may go unanswered before the
@@ -89,11 +88,11 @@ const maxKeptBuffer = 1 << 20
 // Keepalive configures the ping/pong keepalive and the closing handshake of
 // a Conn, on either end.
 type Keepalive struct {
-	// ReadLimit caps one incoming message in bytes. A message past it ends
-	// the connection (gorilla sends close code 1009, "message too big")
-	// with an error wrapping transport.ErrMessageTooLarge. Zero means
-	// DefaultReadLimit; negative means no limit.
-	ReadLimit int64
+	// MaxMessageSize caps one incoming message in bytes. A message past it
+	// ends the connection (gorilla sends close code 1009, "message too
+	// big") with an error wrapping transport.ErrMessageTooLarge. Zero means
+	// DefaultMaxMessageSize; negative means no limit.
+	MaxMessageSize int
 
 	// PingInterval is how long the connection may stay without a ping
 	// from us; PongTimeout is how long a ping may wait for its pong (any
@@ -111,8 +110,8 @@ type Keepalive struct {
 }
 
 func (k Keepalive) withDefaults() Keepalive {
-	if k.ReadLimit == 0 {
-		k.ReadLimit = DefaultReadLimit
+	if k.MaxMessageSize == 0 {
+		k.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if k.PingInterval == 0 {
 		k.PingInterval = DefaultPingInterval
@@ -126,8 +125,8 @@ func (k Keepalive) withDefaults() Keepalive {
 	return k
 }
 
-// DialOptions configure Dial. The zero value (or nil) works.
-type DialOptions struct {
+// Options configure Dial. The zero value (or nil) works.
+type Options struct {
 	// Header is sent with the opening handshake, e.g. Authorization.
 	// Sec-WebSocket-Protocol is set by Dial and must not be in it.
 	Header http.Header
@@ -182,9 +181,9 @@ func (e *HandshakeError) Unwrap() error {
 // the opening handshake only. It fails if the server does not select the
 // "mcp" subprotocol, since a server that does not know it may frame
 // messages differently.
-func Dial(ctx context.Context, rawURL string, opts *DialOptions) (*Conn, error) {
+func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	if opts == nil {
-		opts = &DialOptions{}
+		opts = &Options{}
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -291,8 +290,8 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		readDone: make(chan struct{}),
 		pingDone: make(chan struct{}),
 	}
-	if ka.ReadLimit > 0 {
-		ws.SetReadLimit(ka.ReadLimit)
+	if ka.MaxMessageSize > 0 {
+		ws.SetReadLimit(int64(ka.MaxMessageSize))
 	}
 	ws.SetPongHandler(func(string) error { c.sawFrame(); return nil })
 	// The default ping handler answers with a pong; wrap it to note that
@@ -414,7 +413,7 @@ func (c *Conn) readErr(err error) error {
 	switch {
 	case errors.Is(err, websocket.ErrReadLimit):
 		return fmt.Errorf("websocket: a message exceeded the read limit of %d bytes (%w); the connection was closed: %w",
-			c.ka.ReadLimit, transport.ErrMessageTooLarge, transport.ErrConnectionLost)
+			c.ka.MaxMessageSize, transport.ErrMessageTooLarge, transport.ErrConnectionLost)
 	case errors.As(err, &ce):
 		return fmt.Errorf("websocket: the peer closed the connection (code %d%s): %w", ce.Code, closeText(ce.Text), transport.ErrConnectionLost)
 	}

@@ -14,7 +14,7 @@ import (
 // A client: dial the server, then run the MCP handshake over the Conn.
 func ExampleDial() {
 	ctx := context.Background()
-	conn, err := websocket.Dial(ctx, "ws://127.0.0.1:8765/mcp", &websocket.DialOptions{
+	conn, err := websocket.Dial(ctx, "ws://127.0.0.1:8765/mcp", &websocket.Options{
 		Header: http.Header{"Authorization": {"Bearer TOKEN"}},
 	})
 	if err != nil {
@@ -39,7 +39,7 @@ func ExampleDial() {
 // does.
 func ExampleHandler() {
 	h := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
-		conn, err := stdio.Start(ctx, stdio.Options{Command: "my-server"})
+		conn, err := stdio.Start(ctx, &stdio.Options{Command: "my-server"})
 		if err != nil {
 			return nil, err // not conn: a nil *stdio.Conn is a non-nil Conn
 		}

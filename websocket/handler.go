@@ -24,7 +24,7 @@ import (
 // goroutines to it. A typical Backend starts a fresh stdio server:
 //
 //	func(ctx context.Context) (transport.Conn, error) {
-//		conn, err := stdio.Start(ctx, stdio.Options{Command: "my-server"})
+//		conn, err := stdio.Start(ctx, &stdio.Options{Command: "my-server"})
 //		if err != nil {
 //			return nil, err
 //		}

@@ -75,7 +75,7 @@ func referenceBridge(t *testing.T, srv *mcptest.Server, h *websocket.Handler) st
 	return url
 }
 
-func dial(t *testing.T, url string, opts *websocket.DialOptions) *websocket.Conn {
+func dial(t *testing.T, url string, opts *websocket.Options) *websocket.Conn {
 	t.Helper()
 	conn, err := websocket.Dial(limit(t), url, opts)
 	if err != nil {
@@ -177,7 +177,7 @@ func TestHandlerRejects(t *testing.T) {
 		t.Errorf("dial without subprotocol: %v, %v; want HTTP 400", err, resp)
 	}
 	// From an origin not in the list.
-	_, err = websocket.Dial(limit(t), url, &websocket.DialOptions{Header: http.Header{"Origin": {"https://evil.example"}}})
+	_, err = websocket.Dial(limit(t), url, &websocket.Options{Header: http.Header{"Origin": {"https://evil.example"}}})
 	var he *websocket.HandshakeError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden || !errors.Is(err, transport.ErrAuthRequired) {
 		t.Errorf("dial from a foreign origin: %v, want a HandshakeError with 403", err)
@@ -200,7 +200,7 @@ func TestHandlerRejects(t *testing.T) {
 func TestHandlerAllowedOrigin(t *testing.T) {
 	srv := mcptest.NewReference(mcptest.Options{})
 	url := referenceBridge(t, srv, &websocket.Handler{AllowedOrigins: []string{"https://app.example"}})
-	conn := dial(t, url, &websocket.DialOptions{Header: http.Header{"Origin": {"https://APP.example"}}})
+	conn := dial(t, url, &websocket.Options{Header: http.Header{"Origin": {"https://APP.example"}}})
 	s, err := transport.Connect(limit(t), conn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestReadLimit(t *testing.T) {
 	srv := mcptest.NewReference(mcptest.Options{})
 	url := referenceBridge(t, srv, &websocket.Handler{})
 	ctx := limit(t)
-	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{ReadLimit: 64 << 10}})
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{MaxMessageSize: 64 << 10}})
 	s, err := transport.Connect(ctx, conn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +356,7 @@ func TestDeadPeerDetected(t *testing.T) {
 	})
 	defer close(stop)
 	const interval, timeout = 50 * time.Millisecond, 200 * time.Millisecond
-	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
 	start := time.Now()
 	_, err := conn.Read(limit(t))
 	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "ping") {
@@ -374,7 +374,7 @@ func TestKeepaliveQuietLivePeer(t *testing.T) {
 	srv := mcptest.NewReference(mcptest.Options{})
 	url := referenceBridge(t, srv, &websocket.Handler{})
 	ctx := limit(t)
-	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: 10 * time.Millisecond, PongTimeout: 5 * time.Second}})
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: 10 * time.Millisecond, PongTimeout: 5 * time.Second}})
 	s, err := transport.Connect(ctx, conn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +468,7 @@ func TestHandshakeBoundedByContext(t *testing.T) {
 	}
 }
 
-// TestHeaderSent: DialOptions.Header reaches the server (Authorization).
+// TestHeaderSent: Options.Header reaches the server (Authorization).
 func TestHeaderSent(t *testing.T) {
 	got := make(chan string, 1)
 	ts := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
@@ -479,7 +479,7 @@ func TestHeaderSent(t *testing.T) {
 			ws.Close()
 		}
 	})
-	conn, err := websocket.Dial(limit(t), "ws"+strings.TrimPrefix(ts.URL, "http"), &websocket.DialOptions{Header: http.Header{"Authorization": {"Bearer s3cret"}}})
+	conn, err := websocket.Dial(limit(t), "ws"+strings.TrimPrefix(ts.URL, "http"), &websocket.Options{Header: http.Header{"Authorization": {"Bearer s3cret"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestCloseUnblocksWrite(t *testing.T) {
 	stop := make(chan struct{})
 	url := rawServer(t, func(ws *gorilla.Conn) { <-stop })
 	defer close(stop)
-	conn, err := websocket.Dial(limit(t), url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
+	conn, err := websocket.Dial(limit(t), url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestWriteContextEnds(t *testing.T) {
 	stop := make(chan struct{})
 	url := rawServer(t, func(ws *gorilla.Conn) { <-stop })
 	defer close(stop)
-	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: -1, CloseTimeout: 100 * time.Millisecond}})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := blockedWriter(t, ctx, conn)
 	cancel()
@@ -631,7 +631,7 @@ func TestKeepaliveBackPressureIsNotDeath(t *testing.T) {
 		}
 	})
 	const interval, timeout = 10 * time.Millisecond, 20 * time.Millisecond
-	conn := dial(t, url, &websocket.DialOptions{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
 	// Not reading for many keepalive rounds is the point of this test.
 	time.Sleep(20 * (interval + timeout))
 	ctx := limit(t)
@@ -643,7 +643,7 @@ func TestKeepaliveBackPressureIsNotDeath(t *testing.T) {
 	}
 }
 
-// TestDialThroughProxy: DialOptions.Proxy sends the handshake through an
+// TestDialThroughProxy: Options.Proxy sends the handshake through an
 // HTTP proxy (CONNECT), as HTTPS_PROXY would.
 func TestDialThroughProxy(t *testing.T) {
 	srv := mcptest.NewReference(mcptest.Options{})
@@ -677,7 +677,7 @@ func TestDialThroughProxy(t *testing.T) {
 	proxyURL, _ := neturl.Parse(proxy.URL)
 
 	ctx := limit(t)
-	conn, err := websocket.Dial(ctx, target, &websocket.DialOptions{Proxy: http.ProxyURL(proxyURL)})
+	conn, err := websocket.Dial(ctx, target, &websocket.Options{Proxy: http.ProxyURL(proxyURL)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,7 +173,7 @@ func TestBridgeWSTLS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := websocket.Dial(ctx, url, &websocket.DialOptions{TLSClientConfig: &tls.Config{RootCAs: pool}})
+	conn, err := websocket.Dial(ctx, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: pool}})
 	if err != nil {
 		t.Fatal(err)
 	}

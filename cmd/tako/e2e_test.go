@@ -96,7 +96,7 @@ func rawToolsList(t *testing.T, server string, args ...string) []json.RawMessage
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := stdio.Start(ctx, stdio.Options{Command: server, Args: args})
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: server, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,6 @@ func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) 
 		return nil, "", usagef("--stdio: %v", err)
 	}
 	return func(ctx context.Context) (*stdio.Conn, error) {
-		return stdio.Start(ctx, stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
+		return stdio.Start(ctx, &stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
 	}, argv[0], nil
 }

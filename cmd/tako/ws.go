@@ -24,7 +24,7 @@ func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (
 	if err != nil {
 		return nil, usagef("--ws: %v", err)
 	}
-	opts := &websocket.DialOptions{
+	opts := &websocket.Options{
 		Header: headerFlags(o.headers),
 		Proxy:  http.ProxyFromEnvironment,
 		Logger: logger,

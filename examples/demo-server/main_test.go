@@ -94,7 +94,7 @@ func subprocess(t *testing.T, args ...string) *stdio.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), transporttest.Timeout)
 	defer cancel()
-	conn, err := stdio.Start(ctx, stdio.Options{
+	conn, err := stdio.Start(ctx, &stdio.Options{
 		Command: os.Args[0],
 		Args:    args,
 		// A race-enabled binary sleeps a second at exit unless told not
