@@ -50,4 +50,3 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 		}
 	}()
 }
-
