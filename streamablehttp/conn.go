@@ -12,7 +12,11 @@
 // session ids, broken streams and header rules, and reports them to the
 // engine as typed errors (transport.ErrSessionExpired,
 // transport.ErrRequestLost, transport.ErrAuthRequired, *StatusError); the
-// engine decides to re-initialize, re-send or give up.
+// engine decides to re-initialize, re-send or give up. In the other
+// direction the engine tells the Conn what the protocol established (the
+// Conn implements transport.Informed): the revision, each request's name and
+// arguments, each tool's x-mcp-header parameters. The Conn never parses a
+// request's params or a result's body, and never rewrites a result.
 package streamablehttp
 
 // Design note.
@@ -30,16 +34,36 @@ package streamablehttp
 // Write waits only for the POST's response headers: the status decides
 // what happens (202, 200 with a body to read, 404 for an expired session,
 // 401/403, the era fallback), so it is reported to the caller of Write, and
-// the body is left to the stream's goroutine. A request's stream has its own
-// context, derived from the Conn's; it ends when the response has been read,
-// when the engine cancels the request (notifications/cancelled: on the 2026
-// wire the Conn closes the stream instead of posting it), or when the Conn
-// closes.
+// the body is left to the stream's goroutine.
 //
-// Bookkeeping. The Conn remembers the requests in flight only to know which
-// stream a response belongs to and what kind of request it was (initialize:
-// read the negotiated version; tools/list: learn x-mcp-header annotations);
-// matching responses to callers is the engine's job.
+// A request's stream lives until its response has been read, and is tied to
+// the context the engine wrote the request with (the call's context) until
+// then: when the call is abandoned, the stream closes, which on the 2026 wire
+// is the cancellation itself (checklist §4C.7), so the Conn drops the
+// notifications/cancelled the engine also writes there. Once the response is
+// in, the stream is let go of the call's context and read to its end,
+// briefly and bounded: net/http reuses a connection only when the body was
+// read to EOF before it was closed, and a caller cancels its context the
+// moment its call returns.
+//
+// No bookkeeping of requests. Each stream knows the one request it answers
+// and stops when that response has passed; matching responses to callers is
+// the engine's job, so the Conn holds no map of requests in flight
+// (DESIGN.md rule 1).
+//
+// Sessions. The Conn latches Mcp-Session-Id from the initialize answer and
+// sends it on everything else. A 404 on a message that carried a session id,
+// whatever the message was, is reported as transport.ErrSessionExpired, and
+// the id is kept: the engine decides, and renews the session (NewSession,
+// then initialize, which never carries the old id). Keeping it means every
+// message sent before the renewal completes meets the same 404 and joins the
+// same renewal, instead of going out with no session and earning a 400.
+//
+// Redirects. A redirect to another origin (scheme, host or port) is refused
+// with *RedirectError: a 307 replays the POST with every header, and the
+// caller's credentials, API keys and the session id must never reach a host
+// they were not meant for (DESIGN.md rule 6). Same-origin redirects are
+// followed.
 //
 // Shutdown. Close cancels the Conn's context, which ends every POST, stream
 // and reconnect wait at once (a server that trickles bytes cannot hold a
@@ -57,20 +81,13 @@ package streamablehttp
 // refuse the very request that negotiates it.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tako-mcp/tako/internal/waitgroup"
@@ -79,8 +96,7 @@ import (
 )
 
 // DefaultMaxMessageSize is the message cap when Options.MaxMessageSize is
-// zero: large enough for any real tool result, small enough that a broken
-// server cannot make the client buffer without bound.
+// zero (transport.DefaultMaxMessageSize).
 const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 
 // ownIdleConnsPerHost is how many idle connections the Conn's own transport
@@ -91,8 +107,10 @@ const ownIdleConnsPerHost = 64
 type Options struct {
 	// HTTPClient sends every request. Its Timeout is ignored (a copy
 	// without it is used): a timeout on the whole exchange would cut every
-	// long-lived stream. Contexts bound everything instead. Nil means a
-	// client of the Conn's own, over RoundTripper when set.
+	// long-lived stream. Contexts bound everything instead. Its
+	// CheckRedirect, if any, runs after the Conn's own, which refuses a
+	// redirect to another origin. Nil means a client of the Conn's own,
+	// over RoundTripper when set.
 	//
 	// Calls run concurrently, each on its own POST: give the client's
 	// transport a MaxIdleConnsPerHost of at least the number of calls you
@@ -172,28 +190,19 @@ type Conn struct {
 	wg     sync.WaitGroup
 	q      queue
 
-	mu            sync.Mutex
-	closed        bool
-	sessionID     string
-	version       string // legacy: the negotiated version, from the initialize result
-	modernVersion string // 2026: the version of the last 2026 request
-	reqs          map[string]*request
-	tools         map[string][]paramHeader
-	getCancel     context.CancelFunc // the standalone GET stream, if running
-	old           *oldSSE            // set once switched to 2024-11-05 HTTP+SSE
+	mu        sync.Mutex
+	closed    bool
+	sessionID string
+	version   string                   // what the engine speaks (SetProtocol)
+	tools     map[string][]paramHeader // 2026: x-mcp-header parameters by tool
+	getCancel context.CancelFunc       // the standalone GET stream, if running
+	old       *oldSSE                  // set once switched to 2024-11-05 HTTP+SSE
 }
 
-// request is a request in flight on its own POST stream.
-type request struct {
-	id      mcp.ID
-	method  string
-	modern  bool
-	session string // the session id the request carried
-	ctx     context.Context
-	cancel  context.CancelFunc
-}
-
-var _ transport.Conn = (*Conn)(nil)
+var (
+	_ transport.Conn     = (*Conn)(nil)
+	_ transport.Informed = (*Conn)(nil)
+)
 
 // Dial returns a Conn for the MCP endpoint at rawURL. It does not touch the
 // network: the first Write does, so the handshake's context bounds it.
@@ -211,11 +220,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &Conn{
-		endpoint: u,
-		reqs:     make(map[string]*request),
-		tools:    make(map[string][]paramHeader),
-	}
+	c := &Conn{endpoint: u, tools: make(map[string][]paramHeader)}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -240,6 +245,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 		c.own.MaxIdleConnsPerHost = ownIdleConnsPerHost
 		c.client = &http.Client{Transport: c.own}
 	}
+	c.client.CheckRedirect = sameOrigin(c.client.CheckRedirect)
 	c.maxSize = c.opts.MaxMessageSize
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
@@ -266,11 +272,99 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	return c, nil
 }
 
+// RedirectError is a redirect the Conn refused: to another origin than the
+// endpoint's, where the request's credentials, headers and session id must
+// not go.
+type RedirectError struct {
+	From, To string // origins, scheme://host:port
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("mcp http: refusing a redirect from %s to another origin, %s: credentials and session ids stay with their origin", e.From, e.To)
+}
+
+// sameOrigin wraps a CheckRedirect: a redirect to another origin is
+// refused, others go to next (or Go's default of 10 hops).
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if from, to := origin(via[0].URL), origin(req.URL); from != to {
+			return &RedirectError{From: from, To: to}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// origin is scheme://host:port, with the scheme's default port made
+// explicit so that http://h and http://h:80 compare equal.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return u.Scheme + "://" + u.Hostname() + ":" + port
+}
+
 // SessionID returns the legacy session id the server assigned, or "".
 func (c *Conn) SessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sessionID
+}
+
+// SetProtocol implements transport.Informed: version is sent as
+// MCP-Protocol-Version (on the 2026 wire with the other Mcp-* headers).
+func (c *Conn) SetProtocol(version string) {
+	c.mu.Lock()
+	c.version = version
+	c.mu.Unlock()
+}
+
+// NewSession implements transport.Informed: the engine renews an expired
+// legacy session. The old session's GET stream stops; its id is replaced
+// when the initialize that follows is answered (initialize never carries
+// it).
+func (c *Conn) NewSession() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.getCancel != nil {
+		c.getCancel()
+		c.getCancel = nil
+	}
+}
+
+// ToolsListed implements transport.Informed: it records each tool's
+// x-mcp-header parameters and rejects the tools whose annotations break
+// the rules of checklist §4C.4.
+func (c *Conn) ToolsListed(tools []mcp.Tool) map[string]error {
+	var rejected map[string]error
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range tools {
+		t := &tools[i]
+		specs, err := toolHeaders(t.InputSchema)
+		switch {
+		case err != nil:
+			if rejected == nil {
+				rejected = map[string]error{}
+			}
+			rejected[t.Name] = err
+			delete(c.tools, t.Name)
+		case len(specs) > 0:
+			c.tools[t.Name] = specs
+		default:
+			delete(c.tools, t.Name)
+		}
+	}
+	return rejected
 }
 
 // Read returns the next message from any of the Conn's streams.
@@ -279,714 +373,41 @@ func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
 }
 
 // Write sends msg as one POST and waits for the response headers (see the
-// design note). Errors: *StatusError for an unexpected status,
-// *AuthError (wrapping transport.ErrAuthRequired) for 401/403 the Auth
-// hooks did not resolve, an error wrapping transport.ErrSessionExpired for
-// a 404 on a legacy session, transport.ErrClosed after Close.
+// design note). A request written with Write rather than WriteRequest
+// carries only the headers its envelope gives (no Mcp-Name, no
+// Mcp-Param-*). Errors: *StatusError for an unexpected status, *AuthError
+// (wrapping transport.ErrAuthRequired) for 401/403 the Auth hooks did not
+// resolve, an error wrapping transport.ErrSessionExpired for a 404 on a
+// legacy session, *RedirectError for a redirect to another origin,
+// transport.ErrClosed after Close.
 func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
-	mi := inspect(msg)
+	return c.WriteRequest(ctx, msg, nil)
+}
+
+// WriteRequest implements transport.Informed: Write, with what the engine
+// knows of the request for its headers. info may be nil.
+func (c *Conn) WriteRequest(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return fmt.Errorf("mcp http: write %s: %w", msg.Method, transport.ErrClosed)
 	}
-	old := c.old
-	if mi.version != "" {
-		c.modernVersion = mi.version
-	}
+	old, modern := c.old, mcp.IsModernVersion(c.version)
 	c.mu.Unlock()
-
-	if msg.Method == mcp.NotificationCancelled {
-		if r := c.cancelled(msg); r != nil && r.modern {
-			// 2026-07-28: closing the response stream is the
-			// cancellation (checklist §4C.7); nothing is posted.
-			r.cancel()
-			return nil
-		} else if r != nil {
-			// Legacy: tell the server, then stop reading a stream whose
-			// answer nobody waits for.
-			defer r.cancel()
-		}
+	if modern && msg.Method == mcp.NotificationCancelled {
+		// 2026-07-28: closing the response stream is the cancellation
+		// (checklist §4C.7); the call's context already closed it, and
+		// the wire has no client notifications to post.
+		return nil
 	}
 	body := msg.AppendJSON(nil)
 	if old != nil {
 		return old.post(ctx, c, msg, body)
 	}
 	if !msg.IsRequest() {
-		return c.postOneWay(ctx, msg, mi, body)
+		return c.postOneWay(ctx, msg, body)
 	}
-
-	rctx, cancel := context.WithCancel(c.ctx)
-	r := &request{id: msg.ID, method: msg.Method, modern: mi.version != "", ctx: rctx, cancel: cancel}
-	key := msg.ID.String()
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		cancel()
-		return fmt.Errorf("mcp http: write %s: %w", msg.Method, transport.ErrClosed)
-	}
-	c.reqs[key] = r
-	c.wg.Add(1)
-	c.mu.Unlock()
-
-	hdr := c.headers(ctx, msg, mi)
-	ready := make(chan error, 1)
-	go c.runRequest(r, body, hdr, ready)
-	select {
-	case err := <-ready:
-		if err != nil {
-			c.forget(key, r)
-		}
-		return err
-	case <-ctx.Done():
-		c.forget(key, r)
-		cancel()
-		return context.Cause(ctx)
-	}
-}
-
-// cancelled finds the request a notifications/cancelled names.
-func (c *Conn) cancelled(msg *mcp.Message) *request {
-	var p mcp.CancelledParams
-	if json.Unmarshal(msg.Params, &p) != nil || !p.RequestID.IsValid() {
-		return nil
-	}
-	key := p.RequestID.String()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.reqs[key]
-	if r != nil {
-		delete(c.reqs, key)
-	}
-	return r
-}
-
-func (c *Conn) forget(key string, r *request) {
-	c.mu.Lock()
-	if c.reqs[key] == r {
-		delete(c.reqs, key)
-	}
-	c.mu.Unlock()
-}
-
-// pending reports whether r still waits for its response.
-func (c *Conn) pending(r *request) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reqs[r.id.String()] == r
-}
-
-// headers builds the headers of one POST (checklist §4A, §4B.1, §4B.4,
-// §4C.2).
-func (c *Conn) headers(ctx context.Context, msg *mcp.Message, mi modernInfo) http.Header {
-	h := c.baseHeaders(ctx)
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
-	c.mu.Lock()
-	sid, version, modernVersion := c.sessionID, c.version, c.modernVersion
-	var specs []paramHeader
-	if mi.version != "" && msg.Method == mcp.MethodToolsCall {
-		specs = c.tools[mi.name]
-	}
-	c.mu.Unlock()
-	switch {
-	case mi.version != "":
-		h.Set("Mcp-Protocol-Version", mi.version)
-		h.Set("Mcp-Method", msg.Method)
-		if mi.hasName {
-			h.Set("Mcp-Name", encodeHeaderValue(mi.name))
-		}
-		setParamHeaders(h, specs, mi.args)
-	case sid == "" && version == "" && modernVersion != "" && msg.Method != mcp.MethodInitialize:
-		// A notification on the 2026 wire.
-		h.Set("Mcp-Protocol-Version", modernVersion)
-		h.Set("Mcp-Method", msg.Method)
-	default:
-		if sid != "" {
-			h.Set("Mcp-Session-Id", sid)
-		}
-		if version != "" && msg.Method != mcp.MethodInitialize {
-			h.Set("Mcp-Protocol-Version", version)
-		}
-	}
-	return h
-}
-
-// baseHeaders are the caller's headers, for every request.
-func (c *Conn) baseHeaders(ctx context.Context) http.Header {
-	h := make(http.Header, 8)
-	for k, vs := range c.opts.Header {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
-	if c.opts.HeaderFunc != nil {
-		for k, vs := range c.opts.HeaderFunc(ctx) {
-			h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-		}
-	}
-	return h
-}
-
-// do sends one HTTP request with authorization, giving OnUnauthorized one
-// chance to refresh credentials. A non-2xx answer other than 401/403 is
-// returned as is, for the caller to interpret. do takes hdr over: every
-// caller builds a fresh map for its request, so it is used as it is rather
-// than copied (a copy per call was a third of the client's header cost).
-func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, hdr http.Header, what string) (*http.Response, error) {
-	staleRetried := false
-	for attempt := 0; ; attempt++ {
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-		if err != nil {
-			return nil, fmt.Errorf("mcp http: %w", err)
-		}
-		req.Header = hdr
-		if ts := c.opts.Auth.TokenSource; ts != nil {
-			tok, err := ts(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("mcp http: token: %w", err)
-			}
-			if tok != "" {
-				req.Header.Set("Authorization", "Bearer "+tok)
-			}
-		}
-		var reused bool
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
-		}))
-		resp, err := c.client.Do(req)
-		if err != nil && reused && !staleRetried && ctx.Err() == nil && staleConn(err) {
-			// A kept-alive connection the server had closed (it
-			// restarted, or timed the connection out) before reading the
-			// request: net/http retries that only for idempotent
-			// methods. The request died with the connection before any
-			// answer, which on a kept-alive connection almost always means
-			// the server never read it: send it once more.
-			staleRetried = true
-			attempt--
-			continue
-		}
-		if err != nil {
-			if c.ctx.Err() != nil {
-				return nil, fmt.Errorf("mcp http: %s: %w", what, transport.ErrClosed)
-			}
-			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
-			}
-			return nil, fmt.Errorf("mcp http: %s: %w (%w)", what, err, transport.ErrConnectionLost)
-		}
-		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-			return resp, nil
-		}
-		b := readErrorBody(resp)
-		if fn := c.opts.Auth.OnUnauthorized; fn != nil && attempt == 0 {
-			if err := fn(ctx, resp); err == nil {
-				continue
-			} else {
-				c.log.Debug("mcp http: authorization hook failed", "err", err)
-			}
-		}
-		return nil, &AuthError{
-			StatusError:     StatusError{Code: resp.StatusCode, Body: b, Method: what},
-			WWWAuthenticate: resp.Header.Get("Www-Authenticate"),
-		}
-	}
-}
-
-// staleConn reports whether err is what a request gets on a kept-alive
-// connection that the server closed before reading it.
-func staleConn(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
-		strings.Contains(err.Error(), "server closed idle connection")
-}
-
-// readErrorBody reads the start of an error response and closes it.
-func readErrorBody(resp *http.Response) string {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
-	return string(b)
-}
-
-// statusError interprets a non-2xx answer to a POST that carried session
-// id sid.
-func (c *Conn) statusError(resp *http.Response, body, what, sid string) error {
-	se := &StatusError{Code: resp.StatusCode, Body: body, Method: what}
-	if resp.StatusCode == http.StatusNotFound && sid != "" {
-		c.expire(sid)
-		return fmt.Errorf("%w: %w", transport.ErrSessionExpired, se)
-	}
-	return se
-}
-
-// expire forgets session sid (if it is still the current one) and stops
-// its GET stream, so the next initialize starts afresh (checklist §4B.2).
-func (c *Conn) expire(sid string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sessionID != sid {
-		return
-	}
-	c.log.Info("mcp http: session expired", "session", sid)
-	c.sessionID = ""
-	if c.getCancel != nil {
-		c.getCancel()
-		c.getCancel = nil
-	}
-}
-
-// rpcErrorBody returns the JSON-RPC error an error response carries, if any.
-func rpcErrorBody(resp *http.Response, body string) *mcp.Error {
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct != "application/json" && !strings.HasPrefix(strings.TrimSpace(body), "{") {
-		return nil
-	}
-	var m struct {
-		JSONRPC string     `json:"jsonrpc"`
-		Error   *mcp.Error `json:"error"`
-	}
-	if json.Unmarshal([]byte(body), &m) != nil || m.Error == nil || m.JSONRPC != "2.0" {
-		return nil
-	}
-	return m.Error
-}
-
-// postOneWay posts a notification or a response: the answer is 202 (or 200
-// with a body some servers send anyway, which is drained).
-func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, mi modernInfo, body []byte) error {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.ctx, cancel)
-	defer stop()
-	hdr := c.headers(ctx, msg, mi)
-	what := msg.Method
-	if what == "" {
-		what = "response"
-	}
-	resp, err := c.do(rctx, http.MethodPost, c.endpoint, body, hdr, what)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return c.statusError(resp, readErrorBody(resp), what, hdr.Get("Mcp-Session-Id"))
-	}
-	// Drain a little so the connection can be reused, then let it go.
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
-	if msg.Method == mcp.NotificationInitialized {
-		// Wait (briefly) until the GET stream is open, so that what the
-		// server pushes right after the handshake is not missed, and a
-		// stream the server opens later is not taken for a resumption.
-		opened := c.startGET()
-		t := time.NewTimer(getOpenWait)
-		defer t.Stop()
-		select {
-		case <-opened:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
-	return nil
-}
-
-// getOpenWait bounds how long the Write of notifications/initialized waits
-// for the standalone GET stream's response headers: a server that holds
-// them cannot hold the handshake longer than this.
-const getOpenWait = time.Second
-
-// runRequest posts one request and reads its answer (the stream goroutine
-// of the design note). ready receives the outcome of the POST itself.
-func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<- error) {
-	defer c.wg.Done()
-	sid := hdr.Get("Mcp-Session-Id")
-	r.session = sid
-	resp, err := c.do(r.ctx, http.MethodPost, c.endpoint, body, hdr, r.method)
-	if err != nil {
-		ready <- err
-		r.cancel()
-		return
-	}
-	if resp.StatusCode/100 != 2 {
-		eb := readErrorBody(resp)
-		code := resp.StatusCode
-		legacyProbe := code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
-		rpcErr := rpcErrorBody(resp, eb)
-		if r.method == mcp.MethodInitialize && legacyProbe && (rpcErr == nil || code != http.StatusBadRequest) {
-			// Not a Streamable HTTP server: try the 2024-11-05 HTTP+SSE
-			// transport at the same URL (checklist §4C.9, §4D).
-			c.log.Debug("mcp http: initialize refused; trying the 2024-11-05 HTTP+SSE transport", "status", code)
-			ready <- c.fallbackToOldSSE(r, body, &StatusError{Code: code, Body: eb, Method: r.method})
-			return
-		}
-		if code == http.StatusNotFound && sid != "" {
-			ready <- c.statusError(resp, eb, r.method, sid)
-			r.cancel()
-			return
-		}
-		if rpcErr != nil {
-			// A JSON-RPC error in an error status (400 with -32022, 404
-			// with -32601...) is the answer to this request: the engine
-			// reads the code.
-			ready <- nil
-			c.deliver(&mcp.Message{ID: r.id, Error: rpcErr})
-			r.cancel()
-			return
-		}
-		ready <- c.statusError(resp, eb, r.method, sid)
-		r.cancel()
-		return
-	}
-	if r.method == mcp.MethodInitialize {
-		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && validSessionID(sid) {
-			c.mu.Lock()
-			c.sessionID = sid
-			c.mu.Unlock()
-		}
-	}
-	ready <- nil
-	defer r.cancel()
-	defer resp.Body.Close()
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch {
-	case ct == "text/event-stream":
-		c.readPOSTStream(r, resp.Body)
-	case ct == "application/json":
-		c.readJSONBody(r, resp.Body)
-	default:
-		// 202 or an empty 200: the answer will come on another stream
-		// (the GET stream, for some servers). Leave r registered.
-		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-	}
-}
-
-func validSessionID(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
-// readJSONBody reads an application/json answer: one message or a batch.
-func (c *Conn) readJSONBody(r *request, body io.Reader) {
-	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxSize)+1))
-	switch {
-	case err != nil:
-		if c.pending(r) && c.ctx.Err() == nil && r.ctx.Err() == nil {
-			c.fail(r, fmt.Errorf("reading the response body: %w (%w)", err, c.lostErr(r)))
-		}
-		return
-	case len(b) > c.maxSize:
-		c.fail(r, fmt.Errorf("response body over %d bytes: %w", c.maxSize, transport.ErrMessageTooLarge))
-		return
-	}
-	msgs, err := mcp.DecodeMessages(b)
-	if err != nil {
-		c.fail(r, fmt.Errorf("%w: response body: %v", transport.ErrProtocol, err))
-		return
-	}
-	for _, m := range msgs {
-		c.deliver(m)
-	}
-	if c.pending(r) {
-		c.fail(r, fmt.Errorf("%w: the JSON answer to %s held no response to it", transport.ErrProtocol, r.method))
-	}
-}
-
-// lostErr is the sentinel for a request whose answer was cut off: on the
-// 2026 wire the engine re-sends it (checklist §4C.1).
-func (c *Conn) lostErr(r *request) error {
-	if r.modern {
-		return transport.ErrRequestLost
-	}
-	return transport.ErrConnectionLost
-}
-
-// fail delivers an error for request r, if it still waits.
-func (c *Conn) fail(r *request, err error) {
-	key := r.id.String()
-	c.mu.Lock()
-	if c.reqs[key] != r {
-		c.mu.Unlock()
-		return
-	}
-	delete(c.reqs, key)
-	c.mu.Unlock()
-	c.q.push(item{err: &transport.MessageError{ID: r.id, Err: err}})
-}
-
-// readPOSTStream reads the SSE answer to r. If it breaks before the
-// response: on the 2026 wire the request is lost (the engine re-sends it);
-// on the legacy wire it is resumed with GET and Last-Event-ID when the
-// server gave event ids (checklist §4B.8).
-func (c *Conn) readPOSTStream(r *request, body io.Reader) {
-	st := &streamState{}
-	stop := func() bool { return !c.pending(r) }
-	err := c.readEvents(r.ctx, body, st, stop, nil)
-	if !c.pending(r) || r.ctx.Err() != nil {
-		return
-	}
-	if errors.Is(err, transport.ErrMessageTooLarge) {
-		c.fail(r, err)
-		return
-	}
-	if r.modern || st.lastID == "" {
-		c.fail(r, fmt.Errorf("the response stream ended before the response: %w", c.lostErr(r)))
-		return
-	}
-	c.resume(r, st)
-}
-
-// resume re-opens the stream of r with GET + Last-Event-ID until the
-// response arrives or the attempts run out.
-func (c *Conn) resume(r *request, st *streamState) {
-	failures := 0
-	for c.pending(r) {
-		if !sleep(r.ctx, c.delay(st, failures)) {
-			return
-		}
-		resp, err := c.get(r.ctx, st.lastID, r.session)
-		if err != nil {
-			failures++
-			var se *StatusError
-			if r.ctx.Err() != nil {
-				return
-			}
-			if errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) || failures > c.opts.Reconnect.Attempts {
-				c.fail(r, fmt.Errorf("resuming the response stream: %w (%w)", err, transport.ErrConnectionLost))
-				return
-			}
-			continue
-		}
-		failures = 0
-		err = c.readEvents(r.ctx, resp.Body, st, func() bool { return !c.pending(r) }, nil)
-		resp.Body.Close()
-		if errors.Is(err, transport.ErrMessageTooLarge) {
-			c.fail(r, err)
-			return
-		}
-	}
-}
-
-// delay is how long to wait before reconnect attempt number failures+1:
-// the server's retry field when it sent one (checklist §4B.8, a MUST since
-// 2025-11-25), else exponential backoff.
-func (c *Conn) delay(st *streamState, failures int) time.Duration {
-	if st.retry > 0 && failures == 0 {
-		return st.retry
-	}
-	d := c.opts.Reconnect.Backoff
-	for i := 0; i < failures && d < c.opts.Reconnect.MaxBackoff; i++ {
-		d *= 2
-	}
-	if st.retry > d {
-		d = st.retry
-	}
-	return min(d, c.opts.Reconnect.MaxBackoff)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// get opens a GET stream (the standalone stream, or a resumption).
-func (c *Conn) get(ctx context.Context, lastID, sid string) (*http.Response, error) {
-	h := c.baseHeaders(ctx)
-	h.Set("Accept", "text/event-stream")
-	c.mu.Lock()
-	version := c.version
-	c.mu.Unlock()
-	if sid != "" {
-		h.Set("Mcp-Session-Id", sid)
-	}
-	if version != "" {
-		h.Set("Mcp-Protocol-Version", version)
-	}
-	if lastID != "" {
-		h.Set("Last-Event-ID", lastID)
-	}
-	resp, err := c.do(ctx, http.MethodGet, c.endpoint, nil, h, "GET")
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Body: readErrorBody(resp), Method: "GET"}
-	}
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		resp.Body.Close()
-		return nil, &StatusError{Code: resp.StatusCode, Body: "Content-Type " + ct + ", not text/event-stream", Method: "GET"}
-	}
-	return resp, nil
-}
-
-// startGET opens the standalone GET stream of a legacy session, after
-// notifications/initialized (checklist §4B.7).
-// The returned channel is closed once the first GET has been answered (or
-// has failed).
-func (c *Conn) startGET() <-chan struct{} {
-	opened := make(chan struct{})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed || c.old != nil || c.version == "" {
-		close(opened)
-		return opened
-	}
-	if c.getCancel != nil {
-		c.getCancel()
-	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.getCancel = cancel
-	sid := c.sessionID
-	c.wg.Add(1)
-	go c.runGET(ctx, sid, opened)
-	return opened
-}
-
-// runGET holds the standalone GET stream: 405 means the server offers
-// none (never retried); a drop is re-opened after the server's retry delay
-// or with backoff, resuming from the last event id.
-func (c *Conn) runGET(ctx context.Context, sid string, opened chan struct{}) {
-	defer c.wg.Done()
-	var once sync.Once
-	signal := func() { once.Do(func() { close(opened) }) }
-	defer signal()
-	st := &streamState{}
-	failures := 0
-	for {
-		resp, err := c.get(ctx, st.lastID, sid)
-		signal()
-		if ctx.Err() != nil {
-			if err == nil {
-				resp.Body.Close()
-			}
-			return
-		}
-		if err != nil {
-			var se *StatusError
-			if errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) {
-				c.log.Debug("mcp http: no standalone GET stream", "status", se.Code)
-				return
-			}
-			failures++
-			if c.opts.Reconnect.Attempts < 0 || failures > c.opts.Reconnect.Attempts {
-				c.log.Warn("mcp http: giving up the GET stream", "err", err)
-				return
-			}
-			c.log.Debug("mcp http: GET stream failed; retrying", "err", err, "attempt", failures)
-			if !sleep(ctx, c.delay(&streamState{}, failures-1)) {
-				return
-			}
-			continue
-		}
-		failures = 0
-		c.readEvents(ctx, resp.Body, st, nil, nil)
-		resp.Body.Close()
-		if ctx.Err() != nil || c.opts.Reconnect.Attempts < 0 {
-			return
-		}
-		if !sleep(ctx, c.delay(st, 0)) {
-			return
-		}
-	}
-}
-
-// streamState is what survives a reconnect: the last event id and the
-// server's retry delay.
-type streamState struct {
-	lastID string
-	retry  time.Duration
-}
-
-// readEvents reads one SSE stream to its end (or until stop says the
-// stream's purpose is served), delivering its messages.
-// onEvent, when set, sees every non-message event first (the 2024-11-05
-// endpoint event).
-func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, stop func() bool, onEvent func(event)) error {
-	er := newEventReader(body, c.maxSize+4096)
-	for {
-		ev, err := er.Next()
-		if err != nil {
-			if errors.Is(err, transport.ErrMessageTooLarge) {
-				return fmt.Errorf("an event over %d bytes: %w", c.maxSize, err)
-			}
-			return err
-		}
-		if ev.hasID {
-			st.lastID = ev.id
-		}
-		if ev.hasRetry {
-			st.retry = ev.retry
-		}
-		if ev.typ != "" && ev.typ != "message" {
-			if onEvent != nil {
-				onEvent(ev)
-			}
-			continue
-		}
-		if len(bytes.TrimSpace(ev.data)) == 0 {
-			continue // a priming event
-		}
-		msgs, err := mcp.DecodeMessages(ev.data)
-		if err != nil {
-			c.q.push(item{err: &transport.MessageError{Err: fmt.Errorf("%w: SSE event: %v", transport.ErrProtocol, err)}})
-			continue
-		}
-		for _, m := range msgs {
-			c.deliver(m)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if stop != nil && stop() {
-			// The response has arrived: the server should end the
-			// stream now (§4B.5); do not wait for it to.
-			return nil
-		}
-	}
-}
-
-// deliver queues a message for Read, after the bookkeeping the wire needs.
-func (c *Conn) deliver(m *mcp.Message) {
-	if m.IsResponse() && m.ID.IsValid() {
-		key := m.ID.String()
-		c.mu.Lock()
-		r := c.reqs[key]
-		delete(c.reqs, key)
-		c.mu.Unlock()
-		if r != nil && m.Error == nil {
-			switch r.method {
-			case mcp.MethodInitialize:
-				var res struct {
-					ProtocolVersion string `json:"protocolVersion"`
-				}
-				if json.Unmarshal(m.Result, &res) == nil && res.ProtocolVersion != "" {
-					c.mu.Lock()
-					if c.old == nil {
-						c.version = res.ProtocolVersion
-					}
-					c.mu.Unlock()
-				}
-			case mcp.MethodToolsList:
-				if r.modern {
-					c.mu.Lock()
-					m.Result = filterTools(m.Result, c.tools, func(tool string, err error) {
-						c.log.Warn("mcp http: dropping a tool with an invalid x-mcp-header", "tool", tool, "err", err)
-					})
-					c.mu.Unlock()
-				}
-			}
-		}
-	}
-	c.q.push(item{msg: m})
+	return c.postRequest(ctx, msg, info, body)
 }
 
 // Close ends the Conn: every stream and POST in flight is cut, a legacy

@@ -9,61 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/tako-mcp/tako/mcp"
 )
 
 // The 2026-07-28 wire repeats parts of the body in headers so that proxies
 // and gateways can route without parsing JSON (checklist §4C.2, §4C.3).
-
-// modernInfo is what the headers of a 2026-07-28 request are made of.
-type modernInfo struct {
-	version string // _meta protocolVersion: "" means not a 2026 request
-	name    string // Mcp-Name value, if the method has one
-	hasName bool
-	args    json.RawMessage // tools/call arguments
-}
-
-// metaVersionKey is looked for before parsing, so that legacy traffic pays
-// for no JSON decoding here.
-var metaVersionKey = []byte(`"` + mcp.MetaProtocolVersion + `"`)
-
-// inspect reads what the headers need from a request's params.
-func inspect(msg *mcp.Message) modernInfo {
-	var mi modernInfo
-	if !msg.IsRequest() || !bytes.Contains(msg.Params, metaVersionKey) {
-		return mi
-	}
-	var p struct {
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-		Name      *string         `json:"name"`
-		URI       *string         `json:"uri"`
-		TaskID    *string         `json:"taskId"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(msg.Params, &p) != nil || !mcp.IsModernVersion(p.Meta.Version) {
-		return mi
-	}
-	mi.version = p.Meta.Version
-	var name *string
-	switch msg.Method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		name = p.Name
-	case mcp.MethodResourcesRead:
-		name = p.URI
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		name = p.TaskID
-	}
-	if name != nil {
-		mi.name, mi.hasName = *name, true
-	}
-	if msg.Method == mcp.MethodToolsCall {
-		mi.args = p.Arguments
-	}
-	return mi
-}
 
 // paramHeader is one x-mcp-header annotation of a tool's inputSchema: the
 // header Mcp-Param-<name> mirrors the argument at path.
@@ -258,68 +207,4 @@ func checkToken(s string) error {
 		}
 	}
 	return nil
-}
-
-// filterTools checks every tool of a tools/list result, records the header
-// annotations of the valid ones in known, and returns the result without
-// the invalid ones (the original bytes when nothing was dropped, so that
-// schemas reach the caller untouched).
-func filterTools(result json.RawMessage, known map[string][]paramHeader, warn func(tool string, err error)) json.RawMessage {
-	if !bytes.Contains(result, []byte(`"x-mcp-header"`)) {
-		var r struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		}
-		if json.Unmarshal(result, &r) == nil {
-			for _, t := range r.Tools {
-				delete(known, t.Name)
-			}
-		}
-		return result
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(result, &obj) != nil {
-		return result
-	}
-	var tools []json.RawMessage
-	if json.Unmarshal(obj["tools"], &tools) != nil {
-		return result
-	}
-	kept := tools[:0:0]
-	for _, raw := range tools {
-		var t struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		}
-		if json.Unmarshal(raw, &t) != nil {
-			kept = append(kept, raw)
-			continue
-		}
-		specs, err := toolHeaders(t.InputSchema)
-		if err != nil {
-			warn(t.Name, err)
-			delete(known, t.Name)
-			continue
-		}
-		if len(specs) > 0 {
-			known[t.Name] = specs
-		} else {
-			delete(known, t.Name)
-		}
-		kept = append(kept, raw)
-	}
-	if len(kept) == len(tools) {
-		return result
-	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return result
-	}
-	obj["tools"] = b
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return result
-	}
-	return out
 }

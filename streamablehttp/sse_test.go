@@ -2,12 +2,15 @@ package streamablehttp
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -130,19 +133,28 @@ func TestToolHeaders(t *testing.T) {
 	}
 }
 
-func TestFilterTools(t *testing.T) {
-	res := []byte(`{"tools":[{"name":"ok","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}},
-		{"name":"bad","inputSchema":{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}}],"nextCursor":"c"}`)
-	known := map[string][]paramHeader{}
-	var dropped []string
-	out := filterTools(res, known, func(tool string, err error) { dropped = append(dropped, tool) })
-	if len(dropped) != 1 || dropped[0] != "bad" {
-		t.Errorf("dropped %v, want [bad]", dropped)
+// TestToolsListedRejectsBadHeadersAndRemembersGood: the engine hands the
+// Conn each listing; the Conn keeps the parameters of valid annotations and
+// names the tools its wire cannot carry, without touching the result.
+func TestToolsListedRejectsBadHeadersAndRemembersGood(t *testing.T) {
+	c, err := Dial(context.Background(), "http://127.0.0.1:1/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if bytes.Contains(out, []byte(`"bad"`)) || !bytes.Contains(out, []byte(`"nextCursor":"c"`)) {
-		t.Errorf("filtered result %s", out)
+	defer c.Close()
+	rejected := c.ToolsListed([]mcp.Tool{
+		{Name: "ok", InputSchema: json.RawMessage(`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"}}}`)},
+		{Name: "bad", InputSchema: json.RawMessage(`{"type":"object","properties":{"r":{"type":"number","x-mcp-header":"R"}}}`)},
+	})
+	if len(rejected) != 1 || rejected["bad"] == nil {
+		t.Errorf("rejected %v, want only bad", rejected)
 	}
-	if len(known["ok"]) != 1 || known["ok"][0].name != "R" {
-		t.Errorf("known %+v", known)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.tools["ok"]) != 1 || c.tools["ok"][0].name != "R" {
+		t.Errorf("known %+v", c.tools)
+	}
+	if _, ok := c.tools["bad"]; ok {
+		t.Error("a rejected tool's parameters were kept")
 	}
 }

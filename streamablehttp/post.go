@@ -1,0 +1,367 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// One POST per message: the headers each carries, the exchange with
+// authorization, and what its status means. The stream that answers a
+// request is read in stream.go.
+
+// request is a request in flight on its own POST stream. It is known only
+// to the goroutine that reads that stream (see the design note: the Conn
+// keeps no map of requests).
+type request struct {
+	id      mcp.ID
+	method  string
+	modern  bool
+	session string // the session id the request carried
+	ctx     context.Context
+	cancel  context.CancelFunc
+	// detach stops the call's context from closing the stream, once the
+	// response is in.
+	detach func() bool
+	// answered is set when the response, or an error for the request, has
+	// been read: nothing more is owed to the engine than queueing it.
+	answered atomic.Bool
+	// response is the response read on the request's SSE stream, held
+	// until the stream ends (finish). Only the stream's goroutine uses it.
+	response *mcp.Message
+}
+
+// headers builds the headers of one POST (checklist §4A, §4B.1, §4B.4,
+// §4C.2) from what the engine said: the revision, and the request's name
+// and arguments.
+func (c *Conn) headers(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo) http.Header {
+	h := c.baseHeaders(ctx)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	c.mu.Lock()
+	sid, version := c.sessionID, c.version
+	modern := mcp.IsModernVersion(version)
+	var specs []paramHeader
+	if modern && info != nil && info.HasName && msg.Method == mcp.MethodToolsCall {
+		specs = c.tools[info.Name]
+	}
+	c.mu.Unlock()
+	switch {
+	case modern:
+		h.Set("Mcp-Protocol-Version", version)
+		h.Set("Mcp-Method", msg.Method)
+		if info != nil {
+			if info.HasName {
+				h.Set("Mcp-Name", encodeHeaderValue(info.Name))
+			}
+			setParamHeaders(h, specs, info.Arguments)
+		}
+	case msg.Method == mcp.MethodInitialize:
+		// A new session: neither the old id nor a version yet.
+	default:
+		if sid != "" {
+			h.Set("Mcp-Session-Id", sid)
+		}
+		if version != "" {
+			h.Set("Mcp-Protocol-Version", version)
+		}
+	}
+	return h
+}
+
+// baseHeaders are the caller's headers, for every request.
+func (c *Conn) baseHeaders(ctx context.Context) http.Header {
+	h := make(http.Header, 8)
+	for k, vs := range c.opts.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	if c.opts.HeaderFunc != nil {
+		for k, vs := range c.opts.HeaderFunc(ctx) {
+			h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		}
+	}
+	return h
+}
+
+// do sends one HTTP request with authorization, giving OnUnauthorized one
+// chance to refresh credentials. A non-2xx answer other than 401/403 is
+// returned as is, for the caller to interpret. do takes hdr over: every
+// caller builds a fresh map for its request, so it is used as it is rather
+// than copied (a copy per call was a third of the client's header cost).
+func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, hdr http.Header, what string) (*http.Response, error) {
+	staleRetried := false
+	for attempt := 0; ; attempt++ {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+		if err != nil {
+			return nil, fmt.Errorf("mcp http: %w", err)
+		}
+		req.Header = hdr
+		if ts := c.opts.Auth.TokenSource; ts != nil {
+			tok, err := ts(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("mcp http: token: %w", err)
+			}
+			if tok != "" {
+				req.Header.Set("Authorization", "Bearer "+tok)
+			}
+		}
+		var reused bool
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		}))
+		resp, err := c.client.Do(req)
+		if err != nil && reused && !staleRetried && ctx.Err() == nil && staleConn(err) {
+			// A kept-alive connection the server had closed (it
+			// restarted, or timed the connection out) before reading the
+			// request: net/http retries that only for idempotent
+			// methods. The request died with the connection before any
+			// answer, which on a kept-alive connection almost always means
+			// the server never read it: send it once more.
+			staleRetried = true
+			attempt--
+			continue
+		}
+		if err != nil {
+			var re *RedirectError
+			if errors.As(err, &re) {
+				return nil, re
+			}
+			if c.ctx.Err() != nil {
+				return nil, fmt.Errorf("mcp http: %s: %w", what, transport.ErrClosed)
+			}
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, fmt.Errorf("mcp http: %s: %w (%w)", what, err, transport.ErrConnectionLost)
+		}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			return resp, nil
+		}
+		b := readErrorBody(resp)
+		if fn := c.opts.Auth.OnUnauthorized; fn != nil && attempt == 0 {
+			if err := fn(ctx, resp); err == nil {
+				continue
+			} else {
+				c.log.Debug("mcp http: authorization hook failed", "err", err)
+			}
+		}
+		return nil, &AuthError{
+			StatusError:     StatusError{Code: resp.StatusCode, Body: b, Method: what},
+			WWWAuthenticate: resp.Header.Get("Www-Authenticate"),
+		}
+	}
+}
+
+// staleConn reports whether err is what a request gets on a kept-alive
+// connection that the server closed before reading it.
+func staleConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// readErrorBody reads the start of an error response and closes it.
+func readErrorBody(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	return string(b)
+}
+
+// statusError interprets a non-2xx answer to a message that carried
+// session id sid: a 404 on a session is its expiry, whatever the message
+// (checklist §4B.2), which the engine answers by renewing the session.
+func statusError(resp *http.Response, body, what, sid string) error {
+	se := &StatusError{Code: resp.StatusCode, Body: body, Method: what}
+	if resp.StatusCode == http.StatusNotFound && sid != "" {
+		return fmt.Errorf("%w: %w", transport.ErrSessionExpired, se)
+	}
+	return se
+}
+
+// rpcErrorBody returns the JSON-RPC error an error response carries, if any.
+func rpcErrorBody(resp *http.Response, body string) *mcp.Error {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct != "application/json" && !strings.HasPrefix(strings.TrimSpace(body), "{") {
+		return nil
+	}
+	var m struct {
+		JSONRPC string     `json:"jsonrpc"`
+		Error   *mcp.Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil || m.Error == nil || m.JSONRPC != "2.0" {
+		return nil
+	}
+	return m.Error
+}
+
+// postOneWay posts a notification or a response: the answer is 202 (or 200
+// with a body some servers send anyway, which is drained).
+func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, body []byte) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	hdr := c.headers(ctx, msg, nil)
+	what := msg.Method
+	if what == "" {
+		what = "response"
+	}
+	resp, err := c.do(rctx, http.MethodPost, c.endpoint, body, hdr, what)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return statusError(resp, readErrorBody(resp), what, hdr.Get("Mcp-Session-Id"))
+	}
+	// Drain a little so the connection can be reused, then let it go.
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	if msg.Method == mcp.NotificationInitialized {
+		// Wait (briefly) until the GET stream is open, so that what the
+		// server pushes right after the handshake is not missed, and a
+		// stream the server opens later is not taken for a resumption.
+		opened := c.startGET()
+		t := time.NewTimer(getOpenWait)
+		defer t.Stop()
+		select {
+		case <-opened:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// getOpenWait bounds how long the Write of notifications/initialized waits
+// for the standalone GET stream's response headers: a server that holds
+// them cannot hold the handshake longer than this.
+const getOpenWait = time.Second
+
+// postRequest posts a request and waits for its response headers; its
+// stream is read by a goroutine of its own (runRequest).
+func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo, body []byte) error {
+	rctx, cancel := context.WithCancel(c.ctx)
+	modern := info != nil && info.Modern
+	if info == nil {
+		c.mu.Lock()
+		modern = mcp.IsModernVersion(c.version)
+		c.mu.Unlock()
+	}
+	r := &request{id: msg.ID, method: msg.Method, modern: modern, ctx: rctx, cancel: cancel}
+	// Until its response is in, the stream lives no longer than the call
+	// that wrote it: abandoning the call closes it (the 2026 cancellation).
+	r.detach = context.AfterFunc(ctx, cancel)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		r.detach()
+		cancel()
+		return fmt.Errorf("mcp http: write %s: %w", msg.Method, transport.ErrClosed)
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+
+	hdr := c.headers(ctx, msg, info)
+	ready := make(chan error, 1)
+	go c.runRequest(r, body, hdr, ready)
+	select {
+	case err := <-ready:
+		return err
+	case <-ctx.Done():
+		cancel()
+		return context.Cause(ctx)
+	}
+}
+
+// runRequest posts one request and reads its answer (the stream goroutine
+// of the design note). ready receives the outcome of the POST itself.
+func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<- error) {
+	defer c.wg.Done()
+	defer r.detach()
+	sid := hdr.Get("Mcp-Session-Id")
+	r.session = sid
+	resp, err := c.do(r.ctx, http.MethodPost, c.endpoint, body, hdr, r.method)
+	if err != nil {
+		ready <- err
+		r.cancel()
+		return
+	}
+	if resp.StatusCode/100 != 2 {
+		eb := readErrorBody(resp)
+		code := resp.StatusCode
+		legacyProbe := code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
+		rpcErr := rpcErrorBody(resp, eb)
+		if r.method == mcp.MethodInitialize && legacyProbe && (rpcErr == nil || code != http.StatusBadRequest) {
+			// Not a Streamable HTTP server: try the 2024-11-05 HTTP+SSE
+			// transport at the same URL (checklist §4C.9, §4D).
+			c.log.Debug("mcp http: initialize refused; trying the 2024-11-05 HTTP+SSE transport", "status", code)
+			ready <- c.fallbackToOldSSE(r, body, &StatusError{Code: code, Body: eb, Method: r.method})
+			return
+		}
+		if code == http.StatusNotFound && sid != "" {
+			ready <- statusError(resp, eb, r.method, sid)
+			r.cancel()
+			return
+		}
+		if rpcErr != nil {
+			// A JSON-RPC error in an error status (400 with -32022, 404
+			// with -32601...) is the answer to this request: the engine
+			// reads the code.
+			ready <- nil
+			r.answered.Store(true)
+			c.q.push(item{msg: &mcp.Message{ID: r.id, Error: rpcErr}})
+			r.cancel()
+			return
+		}
+		ready <- statusError(resp, eb, r.method, sid)
+		r.cancel()
+		return
+	}
+	if r.method == mcp.MethodInitialize {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && validSessionID(sid) {
+			c.mu.Lock()
+			c.sessionID = sid
+			c.mu.Unlock()
+		}
+	}
+	ready <- nil
+	defer r.cancel()
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case ct == "text/event-stream":
+		c.readPOSTStream(r, resp.Body)
+	case ct == "application/json":
+		c.readJSONBody(r, resp.Body)
+	default:
+		// 202 or an empty 200: the answer will come on another stream
+		// (the GET stream, for some servers). Leave r registered.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	}
+}
+
+func validSessionID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,260 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// Reading the answer to a request: a JSON body, or an SSE stream that is
+// resumed (legacy) or reported lost (2026-07-28) when it breaks before the
+// response.
+
+// readJSONBody reads an application/json answer: one message or a batch.
+func (c *Conn) readJSONBody(r *request, body io.Reader) {
+	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxSize)+1))
+	switch {
+	case err != nil:
+		if c.pending(r) && c.ctx.Err() == nil && r.ctx.Err() == nil {
+			c.fail(r, fmt.Errorf("reading the response body: %w (%w)", err, c.lostErr(r)))
+		}
+		return
+	case len(b) > c.maxSize:
+		c.fail(r, fmt.Errorf("response body over %d bytes: %w", c.maxSize, transport.ErrMessageTooLarge))
+		return
+	}
+	msgs, err := mcp.DecodeMessages(b)
+	if err != nil {
+		c.fail(r, fmt.Errorf("%w: response body: %v", transport.ErrProtocol, err))
+		return
+	}
+	for _, m := range msgs {
+		c.deliver(m, r)
+	}
+	if r.response != nil {
+		// The body has been read to its end: nothing to wait for.
+		c.q.push(item{msg: r.response})
+	}
+	if c.pending(r) {
+		c.fail(r, fmt.Errorf("%w: the JSON answer to %s held no response to it", transport.ErrProtocol, r.method))
+	}
+}
+
+// lostErr is the sentinel for a request whose answer was cut off: on the
+// 2026 wire the engine re-sends it (checklist §4C.1).
+func (c *Conn) lostErr(r *request) error {
+	if r.modern {
+		return transport.ErrRequestLost
+	}
+	return transport.ErrConnectionLost
+}
+
+// fail delivers an error for request r, if nothing has been delivered for
+// it yet.
+func (c *Conn) fail(r *request, err error) {
+	if r.answered.CompareAndSwap(false, true) {
+		c.q.push(item{err: &transport.MessageError{ID: r.id, Err: err}})
+	}
+}
+
+// pending reports whether r still waits for its response on its stream.
+func (c *Conn) pending(r *request) bool { return !r.answered.Load() }
+
+// readPOSTStream reads the SSE answer to r. If it breaks before the
+// response: on the 2026 wire the request is lost (the engine re-sends it);
+// on the legacy wire it is resumed with GET and Last-Event-ID when the
+// server gave event ids (checklist §4B.8).
+func (c *Conn) readPOSTStream(r *request, body io.Reader) {
+	st := &streamState{}
+	err := c.readEvents(r.ctx, body, st, r, nil)
+	if r.response != nil {
+		c.finish(r, body)
+		return
+	}
+	if !c.pending(r) {
+		return
+	}
+	if r.ctx.Err() != nil {
+		return
+	}
+	if errors.Is(err, transport.ErrMessageTooLarge) {
+		c.fail(r, err)
+		return
+	}
+	if r.modern || st.lastID == "" {
+		c.fail(r, fmt.Errorf("the response stream ended before the response: %w", c.lostErr(r)))
+		return
+	}
+	c.resume(r, st)
+}
+
+// resume re-opens the stream of r with GET + Last-Event-ID until the
+// response arrives or the attempts run out.
+func (c *Conn) resume(r *request, st *streamState) {
+	failures := 0
+	for c.pending(r) {
+		if !sleep(r.ctx, c.delay(st, failures)) {
+			return
+		}
+		resp, err := c.get(r.ctx, st.lastID, r.session)
+		if err != nil {
+			failures++
+			var se *StatusError
+			if r.ctx.Err() != nil {
+				return
+			}
+			if errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) || failures > c.opts.Reconnect.Attempts {
+				c.fail(r, fmt.Errorf("resuming the response stream: %w (%w)", err, transport.ErrConnectionLost))
+				return
+			}
+			continue
+		}
+		failures = 0
+		err = c.readEvents(r.ctx, resp.Body, st, r, nil)
+		if r.response != nil {
+			c.finish(r, resp.Body)
+		}
+		resp.Body.Close()
+		if errors.Is(err, transport.ErrMessageTooLarge) {
+			c.fail(r, err)
+			return
+		}
+	}
+}
+
+// delay is how long to wait before reconnect attempt number failures+1:
+// the server's retry field when it sent one (checklist §4B.8, a MUST since
+// 2025-11-25), else exponential backoff.
+func (c *Conn) delay(st *streamState, failures int) time.Duration {
+	if st.retry > 0 && failures == 0 {
+		return st.retry
+	}
+	d := c.opts.Reconnect.Backoff
+	for i := 0; i < failures && d < c.opts.Reconnect.MaxBackoff; i++ {
+		d *= 2
+	}
+	if st.retry > d {
+		d = st.retry
+	}
+	return min(d, c.opts.Reconnect.MaxBackoff)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// streamState is what survives a reconnect: the last event id and the
+// server's retry delay.
+type streamState struct {
+	lastID string
+	retry  time.Duration
+}
+
+// readEvents reads one SSE stream to its end, or, on the stream of request
+// r, until r's response has passed, delivering its messages. onEvent, when
+// set, sees every non-message event first (the 2024-11-05 endpoint event).
+func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, r *request, onEvent func(event)) error {
+	er := newEventReader(body, c.maxSize+4096)
+	for {
+		ev, err := er.Next()
+		if err != nil {
+			if errors.Is(err, transport.ErrMessageTooLarge) {
+				return fmt.Errorf("an event over %d bytes: %w", c.maxSize, err)
+			}
+			return err
+		}
+		if ev.hasID {
+			st.lastID = ev.id
+		}
+		if ev.hasRetry {
+			st.retry = ev.retry
+		}
+		if ev.typ != "" && ev.typ != "message" {
+			if onEvent != nil {
+				onEvent(ev)
+			}
+			continue
+		}
+		if len(bytes.TrimSpace(ev.data)) == 0 {
+			continue // a priming event
+		}
+		msgs, err := mcp.DecodeMessages(ev.data)
+		if err != nil {
+			c.q.push(item{err: &transport.MessageError{Err: fmt.Errorf("%w: SSE event: %v", transport.ErrProtocol, err)}})
+			continue
+		}
+		for _, m := range msgs {
+			c.deliver(m, r)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if r != nil && r.answered.Load() {
+			// The response has arrived: the server should end the
+			// stream now (§4B.5); do not wait for it to.
+			return nil
+		}
+	}
+}
+
+// deliver queues a message for Read. On the stream of request r, the
+// response to r is not queued but kept in r for finish, which queues it
+// once the stream has ended (or promptly, if the stream lingers).
+func (c *Conn) deliver(m *mcp.Message, r *request) {
+	if r != nil && m.IsResponse() && m.ID == r.id {
+		r.response = m
+		r.answered.Store(true)
+		return
+	}
+	c.q.push(item{msg: m})
+}
+
+// Bounds on reading a stream past its response (finish). The server
+// should end the stream right after the response (checklist §4B.5).
+const (
+	// endWait is how long the response is held for the stream's end.
+	endWait = 2 * time.Millisecond
+	// drainWait and maxDrain bound the reading of what follows; a
+	// stream that goes on past them is cut.
+	drainWait = 250 * time.Millisecond
+	maxDrain  = 64 << 10
+)
+
+// finish ends the stream of r once its response has been read: it lets go
+// of the call's context and reads what is left, bounded, and queues the
+// response when the stream has ended or after endWait, whichever is first.
+//
+// Why: net/http puts a connection back in its pool only when the body was
+// read to its end, and the caller cancels its context (and sends its next
+// request) the moment its call returns. A stream closed at its response
+// costs a TCP connection per call; a response queued before the stream's
+// end makes the next sequential call race the end for the connection. The
+// server's end of stream follows its response within microseconds, so
+// holding the response that long keeps the connection for the next call;
+// a server that lingers costs at most endWait.
+func (c *Conn) finish(r *request, body io.Reader) {
+	r.detach()
+	var once sync.Once
+	queue := func() { once.Do(func() { c.q.push(item{msg: r.response}) }) }
+	early := time.AfterFunc(endWait, queue)
+	cut := time.AfterFunc(drainWait, r.cancel)
+	io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	cut.Stop()
+	early.Stop()
+	queue()
+}
