@@ -73,31 +73,35 @@ type Client struct {
 	md       *ServerMetadata // of rec.Issuer, once discovered
 	scopes   []string        // the scopes last requested
 	attempts map[string][]time.Time
+
+	failed      error // the last authorization's error, if it failed
+	failedToken string
+	failedAt    time.Time
 }
 
 // New returns a Client for the MCP server at serverURL.
 func New(serverURL string, cfg *Config) (*Client, error) {
-	canon, err := CanonicalResource(serverURL)
-	if err != nil {
-		return nil, err
-	}
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		return nil, err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss" {
+	// A WebSocket server's metadata and tokens are its HTTP origin's.
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "ws":
+		u = withScheme(u, "http")
+	case "wss":
+		u = withScheme(u, "https")
+	default:
 		return nil, fmt.Errorf("auth: %q is not an http(s) or ws(s) URL", serverURL)
+	}
+	canon, err := CanonicalResource(u.String())
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{server: u, canonical: canon, attempts: map[string][]time.Time{}}
 	if cfg != nil {
 		c.cfg = *cfg
-	}
-	// Metadata for a WebSocket server lives at its HTTP origin.
-	switch u.Scheme {
-	case "ws":
-		c.server = withScheme(u, "http")
-	case "wss":
-		c.server = withScheme(u, "https")
 	}
 	c.f = newFetcher(c.cfg.HTTPClient, c.cfg.MaxDocumentSize)
 	c.store = c.cfg.Store
@@ -274,11 +278,30 @@ func (c *Client) HandleUnauthorized(ctx context.Context, resp *http.Response) er
 
 	c.flow.Lock()
 	defer c.flow.Unlock()
+	c.mu.Lock()
+	lastErr := c.failed
+	recent := lastErr != nil && c.failedToken == refused && time.Since(c.failedAt) < failureMemory
+	c.mu.Unlock()
+	if recent {
+		// The same refusal right after a failed authorization (the
+		// engine trying another handshake on the same server): the
+		// answer has not changed, and the user is not asked twice.
+		return lastErr
+	}
 	if rec := c.current(ctx); !stepUp && rec != nil && rec.Token != nil && rec.Token.AccessToken.Reveal() != refused && rec.Token.validFor(0) {
 		return nil // authorized meanwhile
 	}
-	return c.authorize(ctx, ch, stepUp, refused)
+	err = c.authorize(ctx, ch, stepUp, refused)
+	c.mu.Lock()
+	c.failed, c.failedToken, c.failedAt = err, refused, time.Now()
+	c.mu.Unlock()
+	return err
 }
+
+// failureMemory is how long a failed authorization is the answer to the
+// same refusal, so that a transport's or engine's immediate retry (a
+// second handshake) does not start a second flow.
+const failureMemory = 5 * time.Second
 
 // usedToken is the access token a request carried.
 func usedToken(req *http.Request) string {
