@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -177,4 +178,24 @@ func TestLoginFailure(t *testing.T) {
 	if code != exitFailure || strings.Count(strings.TrimSpace(errb.String()), "\n") > 2 || !strings.Contains(errb.String(), "authorization failed") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
+}
+
+// TestLoginChromium: `tako login` with a real browser, Debian's Chromium,
+// headless, as $BROWSER through a wrapper script: it loads the
+// authorization URL, the test server approves its fixed user at once, and
+// Chromium follows the redirect to tako's loopback listener. The stored
+// token then serves `tako tools --http`. Under CI=true a missing Chromium
+// fails the test.
+func TestLoginChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			t.Fatal("chromium is not installed (apt-get install -y chromium); CI=true needs it")
+		}
+		t.Skip("chromium is not installed (apt-get install -y chromium)")
+	}
+	profile := t.TempDir()
+	loginRoundTrip(t, browserScript(t, `exec timeout 60 "`+bin+`" --headless --no-sandbox --disable-gpu `+
+		`--disable-background-networking --disable-component-update --disable-sync --no-first-run `+
+		`--user-data-dir="`+profile+`" --dump-dom "$1" >/dev/null 2>&1`))
 }
