@@ -194,7 +194,21 @@ func TestLoginChromium(t *testing.T) {
 		}
 		t.Skip("chromium is not installed (apt-get install -y chromium)")
 	}
-	profile := t.TempDir()
+	// Chromium's helper processes may still write to the profile after
+	// the browser exits, so it is not a t.TempDir (whose cleanup fails
+	// on a directory that is not empty); it is removed best-effort.
+	profile, err := os.MkdirTemp("", "tako-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 10 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 	loginRoundTrip(t, browserScript(t, `exec timeout 60 "`+bin+`" --headless --no-sandbox --disable-gpu `+
 		`--disable-background-networking --disable-component-update --disable-sync --no-first-run `+
 		`--user-data-dir="`+profile+`" --dump-dom "$1" >/dev/null 2>&1`))
