@@ -170,10 +170,21 @@ type Auth struct {
 	// OnUnauthorized is called on a 401 or 403 with the response (its body
 	// already read and closed; headers such as WWW-Authenticate intact).
 	// Returning nil means credentials were refreshed: the request is sent
-	// once more. An error, or a second refusal, fails the request with an
-	// *AuthError wrapping transport.ErrAuthRequired.
+	// once more, up to MaxAuthRetries times (a DPoP server nonce, then a
+	// step-up, can each take one). An error, or a refusal past that,
+	// fails the request with an *AuthError wrapping
+	// transport.ErrAuthRequired and the hook's error.
 	OnUnauthorized func(ctx context.Context, resp *http.Response) error
+	// Authorize, when set, is called for every request instead of
+	// TokenSource and sets its authorization headers itself. It exists
+	// for schemes whose header depends on the request: DPoP (RFC 9449)
+	// signs a proof of the method and URL into a DPoP header per request.
+	Authorize func(req *http.Request) error
 }
+
+// MaxAuthRetries bounds how often one request is re-sent after
+// Auth.OnUnauthorized reports new credentials.
+const MaxAuthRetries = 3
 
 // Conn is a transport.Conn over Streamable HTTP. See the package
 // documentation and the design note in conn.go.

@@ -43,9 +43,23 @@ type AuthError struct {
 	StatusError
 	// WWWAuthenticate is the challenge the server sent, if any.
 	WWWAuthenticate string
+	// Cause is the error Auth.OnUnauthorized returned, if it ran and
+	// failed (for example the auth package's step-up limit).
+	Cause error
 }
 
-func (e *AuthError) Error() string { return e.StatusError.Error() }
+func (e *AuthError) Error() string {
+	if e.Cause != nil {
+		return e.StatusError.Error() + ": " + e.Cause.Error()
+	}
+	return e.StatusError.Error()
+}
 
-// Unwrap makes errors.Is(err, transport.ErrAuthRequired) hold.
-func (e *AuthError) Unwrap() error { return transport.ErrAuthRequired }
+// Unwrap makes errors.Is(err, transport.ErrAuthRequired) hold, and
+// errors.Is and errors.As reach Cause.
+func (e *AuthError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{transport.ErrAuthRequired, e.Cause}
+	}
+	return []error{transport.ErrAuthRequired}
+}

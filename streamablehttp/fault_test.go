@@ -560,3 +560,46 @@ func TestGETStreamReconnects(t *testing.T) {
 		t.Errorf("Last-Event-ID %q then %q, want none then g1", first, second)
 	}
 }
+
+// TestAuthorizeHook: Authorize sets each request's headers itself, a hook
+// that resolves a 401 gets up to MaxAuthRetries re-sends, and a hook's
+// error reaches the caller inside the AuthError.
+func TestAuthorizeHook(t *testing.T) {
+	inner := newLegacyServer()
+	var proofs atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "DPoP t" || r.Header.Get("DPoP") != "nonce-2" {
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	ctx := testContext(t)
+	var nonce atomic.Int32
+	conn, _ := streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: streamablehttp.Auth{
+		Authorize: func(req *http.Request) error {
+			proofs.Add(1)
+			req.Header.Set("Authorization", "DPoP t")
+			req.Header.Set("DPoP", fmt.Sprintf("nonce-%d", nonce.Load()))
+			return nil
+		},
+		OnUnauthorized: func(context.Context, *http.Response) error { nonce.Add(1); return nil },
+	}})
+	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	if err != nil {
+		t.Fatalf("connect after two retries: %v", err)
+	}
+	s.Close()
+
+	sentinel := errors.New("the hook's reason")
+	conn, _ = streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: streamablehttp.Auth{
+		OnUnauthorized: func(context.Context, *http.Response) error { return sentinel },
+	}})
+	_, err = transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
+	var ae *streamablehttp.AuthError
+	if !errors.Is(err, transport.ErrAuthRequired) || !errors.Is(err, sentinel) || !errors.As(err, &ae) {
+		t.Fatalf("err = %v, want an AuthError wrapping ErrAuthRequired and the hook's error", err)
+	}
+}

@@ -114,7 +114,11 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			return nil, fmt.Errorf("mcp http: %w", err)
 		}
 		req.Header = hdr
-		if ts := c.opts.Auth.TokenSource; ts != nil {
+		if az := c.opts.Auth.Authorize; az != nil {
+			if err := az(req); err != nil {
+				return nil, fmt.Errorf("mcp http: authorization: %w", err)
+			}
+		} else if ts := c.opts.Auth.TokenSource; ts != nil {
 			tok, err := ts(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("mcp http: token: %w", err)
@@ -156,16 +160,17 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			return resp, nil
 		}
 		b := readErrorBody(resp)
-		if fn := c.opts.Auth.OnUnauthorized; fn != nil && attempt == 0 {
-			if err := fn(ctx, resp); err == nil {
+		var cause error
+		if fn := c.opts.Auth.OnUnauthorized; fn != nil && attempt < MaxAuthRetries {
+			if cause = fn(ctx, resp); cause == nil {
 				continue
-			} else {
-				c.log.Debug("mcp http: authorization hook failed", "err", err)
 			}
+			c.log.Debug("mcp http: authorization hook failed", "err", cause)
 		}
 		return nil, &AuthError{
 			StatusError:     StatusError{Code: resp.StatusCode, Body: b, Method: what},
 			WWWAuthenticate: resp.Header.Get("Www-Authenticate"),
+			Cause:           cause,
 		}
 	}
 }

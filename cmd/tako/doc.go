@@ -8,7 +8,18 @@
 //	tako bridge --listen-ws ADDR --stdio "CMD ARGS..." [flags]
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
+//	tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL
+//	tako logout URL
 //	tako help
+//
+// "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
+// the browser ($BROWSER when set; the URL is printed when no browser can
+// be opened) and waits for the redirect to a loopback address, or with
+// --client-credentials uses client ID and the secret in $TAKO_CLIENT_SECRET.
+// The tokens are kept under the user's configuration directory (or
+// $TAKO_AUTH_DIR), one file per server and authorization server, mode
+// 0600; later --http and --ws calls to URL send them and refresh them.
+// "logout" forgets them. A failed authorization exits with status 3.
 //
 // "tools" prints the server's tools as a table: the name, the hints, and
 // the title and the first line of the description. HINTS shows the

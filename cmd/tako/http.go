@@ -39,8 +39,12 @@ func httpDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 		return nil, usagef("--http: %v", err)
 	}
 	probe.Close()
+	ac, err := storedAuth(u) // the tokens of `tako login` (login.go)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context) (*transport.Session, error) {
-		conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Header: hdr, Logger: logger})
+		conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Header: hdr, Logger: logger, Auth: ac.StreamableHTTP()})
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}
 		}

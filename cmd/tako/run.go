@@ -41,6 +41,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// agent has flags of its own and repeatable server flags (agent.go).
 		return report(stderr, runAgent(ctx, args[1:], stdout, stderr))
 	}
+	if len(args) > 0 && args[0] == "login" { // login.go
+		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))
+	}
+	if len(args) > 0 && args[0] == "logout" {
+		return report(stderr, runLogout(ctx, args[1:], stdout))
+	}
 	inv, err := parseArgs(args)
 	if err == nil && (inv.opts.help || inv.command == "help") {
 		if _, err := io.WriteString(stdout, usage()); err != nil {

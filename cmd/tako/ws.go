@@ -29,7 +29,14 @@ func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (
 		Proxy:  http.ProxyFromEnvironment,
 		Logger: logger,
 	}
+	ac, err := storedAuth(u) // the tokens of `tako login` (login.go)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context) (*transport.Session, error) {
+		if h, err := ac.Header(ctx); err == nil && h.Get("Authorization") != "" && opts.Header.Get("Authorization") == "" {
+			opts.Header.Set("Authorization", h.Get("Authorization"))
+		}
 		conn, err := websocket.Dial(ctx, u, opts)
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}

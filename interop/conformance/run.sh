@@ -4,12 +4,28 @@
 #
 #   interop/conformance/run.sh [CLIENT_BINARY]
 #
-# Without an argument it builds interop/cmd/conformance-client into a
-# temporary directory. The suites come from the repository's node_modules
-# (package.json pins @modelcontextprotocol/conformance 0.1.16 and
-# conformance-next = 0.2.0-alpha.12); run `npm ci` in the root first.
-# Results of each run are kept under $CONFORMANCE_OUT (default: a temporary
-# directory) by the suite's -o flag.
+# Three sets, every client scenario of each:
+#   - 0.1.16: every client scenario the suite lists (26);
+#   - 0.2.0-alpha.12 --requirements 2025-11-25: the required client
+#     scenarios and the client scenarios it runs but does not score (25);
+#   - 0.2.0-alpha.12 --requirements 2026-07-28: likewise (39).
+# The lists come from the suites' own `list` command, checked against those
+# counts so that a list that silently shrinks fails the run. A requirement
+# set cannot be combined with --scenario, so each of its scenarios runs with
+# --scenario NAME --spec-version V --force, which is what --requirements V
+# does for each (it runs them at V's wire, applicable or not).
+#
+# A scenario passes when the suite exits 0 (no FAILURE or WARNING check, no
+# timeout, no unexpected client error) AND it wrote a checks.json with at
+# least one SUCCESS check: a skipped scenario, or one whose checks all pass
+# vacuously because the client never tried, does not count.
+#
+# Scenarios run $CONFORMANCE_JOBS at a time (default 3). Without an argument
+# the script builds interop/cmd/conformance-client into a temporary
+# directory. The suites come from the repository's node_modules (package.json
+# pins @modelcontextprotocol/conformance 0.1.16 and conformance-next =
+# 0.2.0-alpha.12); run `npm ci` in the root first. Results are kept under
+# $CONFORMANCE_OUT (default: a temporary directory) by the suite's -o flag.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,6 +33,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=${CONFORMANCE_OUT:-$tmp/results}
 mkdir -p "$out"
+jobs=${CONFORMANCE_JOBS:-3}
 
 client=${1:-}
 if [ -z "$client" ]; then
@@ -27,39 +44,76 @@ fi
 
 stable=$root/node_modules/@modelcontextprotocol/conformance/dist/index.js
 next=$root/node_modules/conformance-next/dist/index.js
+suite() { (cd "$here" && node --import ./register.mjs "$@"); }
 
-# suite|scenario|extra flags
-scenarios=(
-  "stable|initialize|"
-  "stable|tools_call|"
-  "stable|sse-retry|"
-  "stable|elicitation-sep1034-client-defaults|"
-  "next|request-metadata|--spec-version 2026-07-28"
-  "next|tools_call|--spec-version 2026-07-28"
-  "next|http-standard-headers|--spec-version 2026-07-28"
-  "next|http-custom-headers|--spec-version 2026-07-28"
-  "next|http-invalid-tool-headers|--spec-version 2026-07-28"
-  "next|json-schema-ref-no-deref|--spec-version 2026-07-28"
-  "next|json-schema-2020-12-preservation|--spec-version 2026-07-28"
-  "next|sep-2322-client-request-state|--spec-version 2026-07-28"
-)
+# entries: label|script|scenario|extra flags
+entries=()
+add_set() { # label script want flags... (scenario names on stdin)
+  local label=$1 script=$2 want=$3 n=0 name
+  shift 3
+  while read -r name; do
+    [ -n "$name" ] || continue
+    entries+=("$label|$script|$name|$*")
+    n=$((n + 1))
+  done
+  if [ "$n" -ne "$want" ]; then
+    echo "FAIL  $label: the suite lists $n client scenarios, expected $want"
+    listing_failed=1
+  fi
+}
+listing_failed=0
+add_set "0.1.16" "$stable" 26 < <(suite "$stable" list --client | awk '/^  - /{print $2}')
+for rev in 2025-11-25 2026-07-28; do
+  want=25; [ "$rev" = 2026-07-28 ] && want=39
+  add_set "0.2.0-alpha.12/$rev" "$next" "$want" --spec-version "$rev" --force < <(
+    suite "$next" list --requirements "$rev" |
+      awk '/^Client scenarios/{c=1;next} /^$/{c=0} c&&/^  - /{print $2} /\[client\]$/{print $2}')
+done
+
+# run_one INDEX ENTRY: runs one scenario, writes "PASS ..." or "FAIL ..."
+# (with the failing checks) to $tmp/result.INDEX.
+run_one() {
+  local i=$1 label script scenario flags dir log rc checks succ bad
+  IFS='|' read -r label script scenario flags <<<"$2"
+  dir=$out/${label//\//_}/${scenario//\//_}
+  log=$dir.log
+  mkdir -p "$dir"
+  # shellcheck disable=SC2086 # flags is a list of words
+  suite "$script" client --command "$client" --scenario "$scenario" $flags -o "$dir" >"$log" 2>&1
+  rc=$?
+  checks=$(find "$dir" -name checks.json | head -n 1)
+  succ=0; bad=0
+  if [ -n "$checks" ]; then
+    succ=$(grep -c '"status": "SUCCESS"' "$checks")
+    bad=$(grep -cE '"status": "(FAILURE|WARNING)"' "$checks")
+  fi
+  {
+    if [ "$rc" -eq 0 ] && [ "$succ" -gt 0 ] && [ "$bad" -eq 0 ]; then
+      echo "PASS  $label  $scenario ($succ checks passed)"
+    else
+      why="exit $rc"
+      [ -z "$checks" ] && why="$why, no checks.json (skipped or did not run)"
+      [ -n "$checks" ] && [ "$succ" -eq 0 ] && why="$why, no SUCCESS check"
+      [ "$bad" -gt 0 ] && why="$why, $bad FAILURE/WARNING checks"
+      echo "FAIL  $label  $scenario ($why)"
+      grep -E "FAILURE|WARNING|Error|error" "$log" | head -n 20 | sed 's/^/      /'
+    fi
+  } >"$tmp/result.$i"
+}
+
+i=0
+for entry in "${entries[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_one "$i" "$entry" &
+  i=$((i + 1))
+done
+wait
 
 passed=0
-failed=0
-for entry in "${scenarios[@]}"; do
-  IFS='|' read -r suite scenario flags <<<"$entry"
-  if [ "$suite" = stable ]; then script=$stable; label="0.1.16"; else script=$next; label="0.2.0-alpha.12"; fi
-  log=$out/$label-${scenario}.log
-  # shellcheck disable=SC2086 # flags is a list of words
-  (cd "$here" && node --import ./register.mjs "$script" client --command "$client" \
-      --scenario "$scenario" $flags -o "$out/$label-$scenario") >"$log" 2>&1
-  rc=$?
-  if [ $rc -eq 0 ]; then
-    passed=$((passed + 1)); echo "PASS  $label  $scenario $flags"
-  else
-    failed=$((failed + 1)); echo "FAIL  $label  $scenario $flags (exit $rc)"
-    grep -E "FAILURE|WARNING|Error|error" "$log" | head -n 20 | sed 's/^/      /'
-  fi
+failed=$listing_failed
+for ((j = 0; j < i; j++)); do
+  cat "$tmp/result.$j"
+  if grep -q '^PASS' "$tmp/result.$j"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

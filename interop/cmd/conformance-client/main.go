@@ -7,7 +7,9 @@
 // 0 when the scenario's work is done. Diagnostics go to stderr.
 //
 // It is built on tako alone: streamablehttp.Dial and transport.Connect, with
-// the protocol revision pinned to the one the suite asks for.
+// the protocol revision pinned to the one the suite asks for, and the auth
+// package for every authorization scenario (authConfig maps the suite's
+// context onto an auth.Config, as any program would map its own settings).
 package main
 
 import (
@@ -17,8 +19,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
@@ -50,7 +54,15 @@ func run() error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Logger: logger})
+	cfg, err := authConfig(scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"), logger)
+	if err != nil {
+		return err
+	}
+	ac, err := auth.New(url, cfg)
+	if err != nil {
+		return err
+	}
+	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Logger: logger, Auth: ac.StreamableHTTP()})
 	if err != nil {
 		return err
 	}
@@ -104,8 +116,16 @@ func run() error {
 			}
 		}
 		return errors.New("json_schema_2020_12_tool is not among the listed tools")
+	case "json-schema-ref-no-deref", "request-metadata", "initialize":
+		_, err := s.ListTools(ctx)
+		return err
 	default:
-		// initialize, request-metadata, json-schema-ref-no-deref and
+		if strings.HasPrefix(scenario, "auth/") {
+			// Every authorization scenario: list the tools and call
+			// them, so that a per-operation scope (step-up) is asked for.
+			return callEveryTool(ctx, s)
+		}
+		// request-metadata, json-schema-ref-no-deref and
 		// anything new: the handshake and a tools/list are the work.
 		_, err := s.ListTools(ctx)
 		return err

@@ -1,0 +1,146 @@
+package auth
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// dpop holds a DPoP (RFC 9449) key and the nonces servers handed out: one
+// per origin, for the authorization server (§8) and the resource server
+// (§9) alike.
+type dpop struct {
+	key crypto.Signer
+	alg jose.SignatureAlgorithm
+
+	mu     sync.Mutex
+	nonces map[string]string
+}
+
+func newDPoP(key crypto.Signer) (*dpop, error) {
+	if key == nil {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+	}
+	alg, err := signingAlg(key, "")
+	if err != nil {
+		return nil, err
+	}
+	return &dpop{key: key, alg: alg, nonces: map[string]string{}}, nil
+}
+
+// supported reports whether the authorization server takes proofs signed
+// with d's algorithm.
+func (d *dpop) supported(md *ServerMetadata) bool {
+	return slices.Contains(md.DPoPSigningAlgValuesSupported, string(d.alg))
+}
+
+type dpopClaims struct {
+	jwt.Claims
+	HTM   string `json:"htm"`
+	HTU   string `json:"htu"`
+	ATH   string `json:"ath,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
+}
+
+// proof signs a fresh proof for a request with method to u; accessToken,
+// when set, is bound through ath (requests to the resource server).
+func (d *dpop) proof(method string, u *url.URL, accessToken string) (string, error) {
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: d.alg, Key: d.key},
+		(&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt"))
+	if err != nil {
+		return "", fmt.Errorf("auth: DPoP proof: %w", err)
+	}
+	htu := *u
+	htu.RawQuery, htu.Fragment, htu.RawFragment, htu.User = "", "", "", nil
+	c := dpopClaims{
+		Claims: jwt.Claims{ID: randomString(16), IssuedAt: jwt.NewNumericDate(time.Now())},
+		HTM:    method,
+		HTU:    htu.String(),
+		Nonce:  d.nonce(u),
+	}
+	if accessToken != "" {
+		c.ATH = s256(accessToken)
+	}
+	s, err := jwt.Signed(sig).Claims(c).Serialize()
+	if err != nil {
+		return "", fmt.Errorf("auth: DPoP proof: %w", err)
+	}
+	return s, nil
+}
+
+func (d *dpop) nonce(u *url.URL) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nonces[hostPort(u)+u.Scheme]
+}
+
+// learnNonce keeps the DPoP-Nonce a response carries; it reports whether
+// there was a new one.
+func (d *dpop) learnNonce(u *url.URL, h http.Header) bool {
+	n := strings.TrimSpace(h.Get("Dpop-Nonce"))
+	if n == "" {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := hostPort(u) + u.Scheme
+	if d.nonces[k] == n {
+		return false
+	}
+	d.nonces[k] = n
+	return true
+}
+
+// tokenTransport adds a DPoP proof to every token endpoint request and
+// retries once with the server's nonce after a use_dpop_nonce error
+// (RFC 9449 §8). x/oauth2 sends token requests through it.
+type tokenTransport struct {
+	d    *dpop
+	base http.RoundTripper
+}
+
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(req.Context())
+		if attempt > 0 {
+			if req.GetBody == nil {
+				return nil, fmt.Errorf("auth: DPoP nonce retry: request body cannot be replayed")
+			}
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		p, err := t.d.proof(req.Method, req.URL, "")
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("DPoP", p)
+		resp, err := t.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		if attempt == 0 && resp.StatusCode == http.StatusBadRequest && t.d.learnNonce(req.URL, resp.Header) {
+			resp.Body.Close()
+			continue
+		}
+		t.d.learnNonce(req.URL, resp.Header)
+		return resp, nil
+	}
+}

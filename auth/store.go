@@ -1,0 +1,308 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// ErrNotStored is returned by a TokenStore's Load when it holds nothing for
+// the resource (and issuer).
+var ErrNotStored = errors.New("auth: nothing stored")
+
+// Token is an OAuth access token with what came with it. Its secrets are
+// Secret values, so printing a Token never shows them.
+type Token struct {
+	AccessToken  Secret    `json:"access_token"`
+	TokenType    string    `json:"token_type,omitempty"`
+	RefreshToken Secret    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	// Scope is the scope granted, when the server said (else the scope
+	// requested).
+	Scope string `json:"scope,omitempty"`
+}
+
+// validFor reports whether the token is usable for at least d more.
+func (t *Token) validFor(d time.Duration) bool {
+	if t == nil || t.AccessToken == "" {
+		return false
+	}
+	return t.Expiry.IsZero() || time.Until(t.Expiry) > d
+}
+
+// ClientInfo is a client registration at one authorization server.
+type ClientInfo struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret Secret `json:"client_secret,omitempty"`
+	// AuthMethod is the token endpoint authentication method:
+	// client_secret_basic, client_secret_post, none or private_key_jwt.
+	AuthMethod   string   `json:"token_endpoint_auth_method,omitempty"`
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
+	// Registered says the client was registered dynamically (RFC 7591), as
+	// opposed to pre-registered or a client ID metadata document.
+	Registered bool `json:"registered,omitempty"`
+}
+
+// Record is what a TokenStore keeps for one resource at one authorization
+// server: the client registration and the latest token. Credentials are
+// bound to their authorization server (checklist §5.6): a Record is only
+// used with the issuer it names.
+type Record struct {
+	// Resource is the canonical URI of the MCP server.
+	Resource string `json:"resource"`
+	// Issuer is the authorization server's issuer identifier; for a
+	// 2025-03-26 server without metadata, its token endpoint.
+	Issuer string     `json:"issuer"`
+	Client ClientInfo `json:"client"`
+	Token  *Token     `json:"token,omitempty"`
+	// Indicator is the resource parameter sent for the token (RFC 8707):
+	// the protected resource metadata's resource, or Resource.
+	Indicator string `json:"resource_indicator,omitempty"`
+	// Saved is when the record was last saved.
+	Saved time.Time `json:"saved,omitzero"`
+}
+
+// String describes the record without its secrets.
+func (r *Record) String() string {
+	if r == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("auth.Record{resource %s, issuer %s, client %s, token %v}", r.Resource, r.Issuer, r.Client.ClientID, r.Token != nil)
+}
+
+// GoString is String, for %#v.
+func (r *Record) GoString() string { return r.String() }
+
+// LogValue logs the record without its secrets.
+func (r *Record) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("resource", r.Resource), slog.String("issuer", r.Issuer), slog.String("client_id", r.Client.ClientID))
+}
+
+// String describes the token without its secrets.
+func (t *Token) String() string {
+	if t == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("auth.Token{type %s, expiry %s, refresh %v}", t.TokenType, t.Expiry.Format(time.RFC3339), t.RefreshToken != "")
+}
+
+// GoString is String, for %#v.
+func (t *Token) GoString() string { return t.String() }
+
+// LogValue logs the token without its secrets.
+func (t *Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
+
+// String describes the client without its secret.
+func (c ClientInfo) String() string {
+	return fmt.Sprintf("auth.ClientInfo{%s, %s}", c.ClientID, c.AuthMethod)
+}
+
+// GoString is String, for %#v.
+func (c ClientInfo) GoString() string { return c.String() }
+
+// TokenStore keeps Records across runs. Implementations must be safe for
+// concurrent use.
+type TokenStore interface {
+	// Load returns the record for resource at issuer; with issuer "" the
+	// most recently saved record for resource at any issuer. It returns
+	// an error wrapping ErrNotStored when there is none.
+	Load(ctx context.Context, resource, issuer string) (*Record, error)
+	// Save stores rec under (rec.Resource, rec.Issuer), replacing what was
+	// there.
+	Save(ctx context.Context, rec *Record) error
+	// Delete removes the record for resource at issuer; with issuer "",
+	// every record for resource. Deleting nothing is not an error.
+	Delete(ctx context.Context, resource, issuer string) error
+}
+
+// MemoryStore is a TokenStore in memory, for tests and for programs that
+// authorize on every start. The zero value is ready to use.
+type MemoryStore struct {
+	mu   sync.Mutex
+	recs map[[2]string]Record
+}
+
+// Load implements TokenStore.
+func (m *MemoryStore) Load(_ context.Context, resource, issuer string) (*Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var best *Record
+	for k, r := range m.recs {
+		if k[0] != resource || (issuer != "" && k[1] != issuer) {
+			continue
+		}
+		if best == nil || r.Saved.After(best.Saved) {
+			rc := r
+			best = &rc
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("%w for %s", ErrNotStored, resource)
+	}
+	return cloneRecord(best), nil
+}
+
+// Save implements TokenStore.
+func (m *MemoryStore) Save(_ context.Context, rec *Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[[2]string]Record{}
+	}
+	m.recs[[2]string{rec.Resource, rec.Issuer}] = *cloneRecord(rec)
+	return nil
+}
+
+// Delete implements TokenStore.
+func (m *MemoryStore) Delete(_ context.Context, resource, issuer string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.recs {
+		if k[0] == resource && (issuer == "" || k[1] == issuer) {
+			delete(m.recs, k)
+		}
+	}
+	return nil
+}
+
+func cloneRecord(r *Record) *Record {
+	c := *r
+	c.Client.RedirectURIs = append([]string(nil), r.Client.RedirectURIs...)
+	if r.Token != nil {
+		t := *r.Token
+		c.Token = &t
+	}
+	return &c
+}
+
+// FileStore is a TokenStore of files in one directory: one file per
+// resource and authorization server, mode 0600 in a 0700 directory,
+// written atomically (a temporary file renamed over the old one), so a
+// crash never leaves half a token behind.
+type FileStore struct {
+	// Dir holds the files. It is created on the first Save.
+	Dir string
+	mu  sync.Mutex
+}
+
+// DefaultFileStore returns a FileStore in the user's configuration
+// directory: $XDG_CONFIG_HOME/tako/auth (or its equivalent on other
+// systems).
+func DefaultFileStore() (*FileStore, error) {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return nil, fmt.Errorf("auth: no configuration directory: %w", err)
+	}
+	return &FileStore{Dir: filepath.Join(d, "tako", "auth")}, nil
+}
+
+func digest(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:12])
+}
+
+// path names the file of (resource, issuer): hashes, so that no URL
+// character ends up in a file name, with the resource first so that all
+// of a resource's files share a prefix.
+func (f *FileStore) path(resource, issuer string) string {
+	return filepath.Join(f.Dir, digest(resource)+"-"+digest(issuer)+".json")
+}
+
+// Load implements TokenStore.
+func (f *FileStore) Load(_ context.Context, resource, issuer string) (*Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var files []string
+	if issuer != "" {
+		files = []string{f.path(resource, issuer)}
+	} else {
+		files, _ = filepath.Glob(filepath.Join(f.Dir, digest(resource)+"-*.json"))
+	}
+	var recs []*Record
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("auth: token store: %w", err)
+		}
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("auth: token store: %s is corrupt: %w", filepath.Base(p), err)
+		}
+		if r.Resource != resource || (issuer != "" && r.Issuer != issuer) {
+			continue
+		}
+		recs = append(recs, &r)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w for %s", ErrNotStored, resource)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Saved.After(recs[j].Saved) })
+	return recs[0], nil
+}
+
+// Save implements TokenStore.
+func (f *FileStore) Save(_ context.Context, rec *Record) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	tmp, err := os.CreateTemp(f.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), f.path(rec.Resource, rec.Issuer)); err != nil {
+		return fmt.Errorf("auth: token store: %w", err)
+	}
+	return nil
+}
+
+// Delete implements TokenStore.
+func (f *FileStore) Delete(_ context.Context, resource, issuer string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var files []string
+	if issuer != "" {
+		files = []string{f.path(resource, issuer)}
+	} else {
+		files, _ = filepath.Glob(filepath.Join(f.Dir, digest(resource)+"-*.json"))
+	}
+	for _, p := range files {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("auth: token store: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// UserStep is the part of the authorization code flow that involves the
+// user: showing them the authorization URL and receiving the redirect
+// back. Start begins one flow and returns where the redirect will arrive.
+type UserStep interface {
+	Start(ctx context.Context) (Redirect, error)
+}
+
+// Redirect is one flow's redirect receiver.
+type Redirect interface {
+	// URL is the redirect URI, as sent in the request and registered.
+	URL() string
+	// Wait shows the user authURL and returns the query of the redirect
+	// (code, state, iss, or error), or an error when ctx ends or the
+	// step times out (ErrTimeout).
+	Wait(ctx context.Context, authURL string) (url.Values, error)
+	// Close releases what Start took (a listening socket). It is safe to
+	// call more than once.
+	Close() error
+}
+
+// Loopback is the UserStep for command-line programs (RFC 8252 §7.3): it
+// listens on a loopback address, opens the system browser at the
+// authorization URL ($BROWSER when set, else the platform's opener),
+// prints the URL when no browser can be opened, and waits for the
+// browser's redirect to http://127.0.0.1:PORT/callback.
+type Loopback struct {
+	// Addr is the address to listen on; empty means 127.0.0.1 on a free
+	// port.
+	Addr string
+	// Out receives the "open this URL" line; nil means os.Stderr.
+	Out io.Writer
+	// Timeout bounds the wait for the user; zero means 5 minutes.
+	Timeout time.Duration
+	// NoBrowser only prints the URL.
+	NoBrowser bool
+}
+
+// Start implements UserStep.
+func (l *Loopback) Start(ctx context.Context) (Redirect, error) {
+	addr := l.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("auth: loopback listener: %w", err)
+	}
+	r := &loopback{l: l, ln: ln, got: make(chan url.Values, 1), done: make(chan struct{})}
+	r.url = "http://" + ln.Addr().String() + "/callback"
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		_ = r.srv.Serve(ln)
+		close(r.done)
+	}()
+	return r, nil
+}
+
+type loopback struct {
+	l    *Loopback
+	ln   net.Listener
+	srv  *http.Server
+	url  string
+	got  chan url.Values
+	done chan struct{}
+}
+
+func (r *loopback) URL() string { return r.url }
+
+func (r *loopback) serve(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path != "/callback" {
+		http.NotFound(w, req)
+		return
+	}
+	q := req.URL.Query()
+	select {
+	case r.got <- q:
+	default:
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	msg := "Authorization complete. You can close this window and return to the terminal."
+	if e := q.Get("error"); e != "" {
+		msg = "Authorization failed (" + html.EscapeString(e) + "). You can close this window."
+	}
+	fmt.Fprintf(w, "<!doctype html><title>tako</title><p>%s</p>\n", msg)
+}
+
+func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error) {
+	out := r.l.Out
+	if out == nil {
+		out = os.Stderr
+	}
+	opened := false
+	if !r.l.NoBrowser {
+		opened = openBrowser(authURL) == nil
+	}
+	if opened {
+		fmt.Fprintf(out, "Opened a browser to authorize. If it did not open, visit:\n%s\n", authURL)
+	} else {
+		fmt.Fprintf(out, "Open this URL in a browser to authorize:\n%s\n", authURL)
+	}
+	timeout := r.l.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case q := <-r.got:
+		return q, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%w after %s", ErrTimeout, timeout)
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (r *loopback) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := r.srv.Shutdown(ctx)
+	<-r.done
+	return err
+}
+
+// openBrowser starts the user's browser at u without a shell: the first
+// command of $BROWSER (a colon-separated list; "%s" in it is replaced by the
+// URL, else the URL is appended), else xdg-open or open. The browser is
+// left running; its exit is reaped in the background.
+func openBrowser(u string) error {
+	var argv []string
+	if b := os.Getenv("BROWSER"); b != "" {
+		first, _, _ := strings.Cut(b, ":")
+		argv = strings.Fields(first)
+		replaced := false
+		for i, a := range argv {
+			if strings.Contains(a, "%s") {
+				argv[i] = strings.ReplaceAll(a, "%s", u)
+				replaced = true
+			}
+		}
+		if !replaced {
+			argv = append(argv, u)
+		}
+	} else {
+		switch runtime.GOOS {
+		case "darwin":
+			argv = []string{"open", u}
+		case "windows":
+			argv = []string{"rundll32", "url.dll,FileProtocolHandler", u}
+		default:
+			argv = []string{"xdg-open", u}
+		}
+	}
+	if len(argv) == 0 {
+		return errors.New("auth: $BROWSER is empty")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// Headless is the UserStep for tests and automated clients whose
+// authorization server answers the authorization request at once with a
+// redirect (as the conformance suite's does, or a test server that
+// auto-approves): it GETs the authorization URL without following the
+// redirect and reads code, state and iss from its Location.
+type Headless struct {
+	// RedirectURL is the redirect URI to use; nothing needs to listen
+	// there. Empty means http://localhost:3000/callback.
+	RedirectURL string
+	// HTTPClient sends the request; nil means http.DefaultClient's
+	// transport.
+	HTTPClient *http.Client
+}
+
+// Start implements UserStep.
+func (h *Headless) Start(context.Context) (Redirect, error) { return headless{h}, nil }
+
+type headless struct{ h *Headless }
+
+func (r headless) URL() string {
+	if r.h.RedirectURL != "" {
+		return r.h.RedirectURL
+	}
+	return "http://localhost:3000/callback"
+}
+
+func (r headless) Close() error { return nil }
+
+func (r headless) Wait(ctx context.Context, authURL string) (url.Values, error) {
+	base := r.h.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	c := *base
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization URL: %w", err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization request to %s: %w", redactURL(authURL), err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return nil, fmt.Errorf("auth: authorization request to %s: HTTP %d, not a redirect", redactURL(authURL), resp.StatusCode)
+	}
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization redirect: %w", err)
+	}
+	want, err := url.Parse(r.URL())
+	if err != nil {
+		return nil, err
+	}
+	if !sameOrigin(loc, want) || strings.TrimSuffix(loc.Path, "/") != strings.TrimSuffix(want.Path, "/") {
+		return nil, fmt.Errorf("auth: authorization redirect goes to %s, not the redirect URI", redactURL(loc.String()))
+	}
+	return loc.Query(), nil
+}
