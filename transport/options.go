@@ -45,6 +45,21 @@ type Options struct {
 	// goroutines after the Conn is closed. Zero means 5 seconds.
 	CloseTimeout time.Duration
 
+	// MaxQueuedNotifications bounds the notifications and progress
+	// notifications waiting for their callbacks (Subscribe, WithProgress).
+	// Past it, new ones are dropped, counted by
+	// Session.DroppedNotifications and logged; responses are never
+	// dropped. Zero means DefaultMaxQueuedNotifications.
+	MaxQueuedNotifications int
+
+	// MaxServerRequests bounds the server-to-client requests (sampling,
+	// elicitation, roots, ping) answered at once, each on a goroutine of
+	// its own. Past it, a request is refused at once with a JSON-RPC
+	// error (-32603, "client busy"), or, when even those answers cannot be
+	// written as fast as they come, dropped and logged. Zero means
+	// DefaultMaxServerRequests.
+	MaxServerRequests int
+
 	// LogLevel, when set, asks the server for log messages at or above
 	// this level: logging/setLevel after a legacy handshake, the
 	// per-request _meta key on 2026-07-28.

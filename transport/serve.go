@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -9,8 +10,11 @@ import (
 
 // serveRequest answers one server-to-client request on a goroutine of its
 // own: handlers run user code (a model, a person) and the reader must not
-// wait for them. These requests are rare, so a goroutine each costs nothing
-// on the hot path.
+// wait for them. At most Options.MaxServerRequests run at once; past that
+// the request is handed to the refusal goroutine, which answers it with an
+// error, and if even that one is behind, the request is dropped. A server
+// that floods the client with requests and stops reading the answers can
+// make it hold no more than that.
 func (s *Session) serveRequest(msg *mcp.Message) {
 	ctx, cancel := context.WithCancel(s.readerCtx)
 	key := msg.ID.String()
@@ -22,6 +26,13 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 		return
 	default:
 	}
+	if s.answering >= s.opts.MaxServerRequests {
+		s.mu.Unlock()
+		cancel()
+		s.refuse(msg)
+		return
+	}
+	s.answering++
 	s.handlers[key] = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -30,6 +41,7 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.handlers, key)
+			s.answering--
 			s.mu.Unlock()
 			cancel()
 		}()
@@ -49,4 +61,34 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 			s.log.Warn("mcp: could not answer server request", "method", msg.Method, "err", err)
 		}
 	}()
+}
+
+// refuse queues the error answer for a server request past the bound, or
+// drops the request when the refusals themselves are backed up.
+func (s *Session) refuse(msg *mcp.Message) {
+	resp, _ := mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInternalError,
+		Message: fmt.Sprintf("client busy: %d requests from the server are already being answered", s.opts.MaxServerRequests)})
+	select {
+	case s.refusals <- resp:
+	default:
+		s.log.Warn("mcp: dropped a server request: too many at once", "method", msg.Method, "bound", s.opts.MaxServerRequests)
+	}
+}
+
+// refuseLoop writes the refusals, one at a time, each bounded: a server
+// that does not read them cannot hold more than refusalQueue of them.
+func (s *Session) refuseLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case resp := <-s.refusals:
+			ctx, cancel := context.WithTimeout(s.readerCtx, 5*time.Second)
+			if err := s.write(ctx, resp, nil); err != nil {
+				s.log.Debug("mcp: could not refuse a server request", "err", err)
+			}
+			cancel()
+		}
+	}
 }

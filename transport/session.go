@@ -91,6 +91,9 @@ type Session struct {
 	renewals      atomic.Int64 // sessions renewed since a request last succeeded
 
 	events    eventQueue
+	answering int               // server requests being answered (guarded by mu)
+	refusals  chan *mcp.Message // errors for server requests past MaxServerRequests
+	dropped   atomic.Int64      // notifications dropped at a full queue
 	readerCtx context.Context
 	stopRead  context.CancelFunc
 	wg        sync.WaitGroup // reader, event goroutine, handlers
@@ -160,11 +163,19 @@ func newSession(conn Conn, opts *Options) *Session {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.caps = s.opts.Handlers.capabilities()
-	s.events.init()
+	if s.opts.MaxQueuedNotifications <= 0 {
+		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
+	}
+	if s.opts.MaxServerRequests <= 0 {
+		s.opts.MaxServerRequests = DefaultMaxServerRequests
+	}
+	s.events.init(s.opts.MaxQueuedNotifications)
+	s.refusals = make(chan *mcp.Message, refusalQueue)
 	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.readLoop()
 	go s.eventLoop()
+	go s.refuseLoop()
 	return s
 }
 
@@ -346,7 +357,7 @@ func (s *Session) notification(msg *mcp.Message) {
 			return
 		}
 		fn := pc.progress
-		s.events.push(func() { fn(p) })
+		s.queueEvent(func() { fn(p) })
 		return
 	case mcp.NotificationCancelled:
 		var p mcp.CancelledParams
@@ -375,7 +386,7 @@ func (s *Session) notification(msg *mcp.Message) {
 		s.log.Debug("mcp: server log", "params", string(msg.Params))
 	}
 	n := mcp.Notification{Method: msg.Method, Params: msg.Params}
-	s.events.push(func() {
+	s.queueEvent(func() {
 		s.mu.Lock()
 		subs := s.subs
 		s.mu.Unlock()
@@ -411,69 +422,5 @@ func (s *Session) eventLoop() {
 			return
 		}
 		fn()
-	}
-}
-
-// eventQueue is an unbounded FIFO of callbacks: the reader must never block
-// on a slow subscriber.
-type eventQueue struct {
-	mu     sync.Mutex
-	items  []func()
-	wake   chan struct{}
-	closed bool
-}
-
-func (q *eventQueue) init() { q.wake = make(chan struct{}, 1) }
-
-func (q *eventQueue) push(fn func()) {
-	q.mu.Lock()
-	if !q.closed {
-		q.items = append(q.items, fn)
-	}
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// barrier waits until every callback queued before it has run, or until
-// done is closed.
-func (q *eventQueue) barrier(done <-chan struct{}) {
-	passed := make(chan struct{})
-	q.push(func() { close(passed) })
-	select {
-	case <-passed:
-	case <-done:
-	}
-}
-
-func (q *eventQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.items = nil
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (q *eventQueue) pop() (func(), bool) {
-	for {
-		q.mu.Lock()
-		if q.closed {
-			q.mu.Unlock()
-			return nil, false
-		}
-		if len(q.items) > 0 {
-			fn := q.items[0]
-			q.items[0] = nil
-			q.items = q.items[1:]
-			q.mu.Unlock()
-			return fn, true
-		}
-		q.mu.Unlock()
-		<-q.wake
 	}
 }

@@ -1,0 +1,154 @@
+package transport_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// TestServerRequestFloodIsBounded: a server that sends ten thousand pings
+// and never reads the answers can make the client hold no more than
+// MaxServerRequests handler goroutines (before the fix: one goroutine per
+// request, 100,000 of them and about 1 GB for 100,000 pings).
+func TestServerRequestFloodIsBounded(t *testing.T) {
+	client, server := transport.Pipe()
+	// The server side reads only the handshake, then stops reading.
+	s := connectLegacyOverPipe(t, client, server, &transport.Options{MaxServerRequests: 8})
+	before := runtime.NumGoroutine()
+	const n = 10_000
+	for i := range n {
+		ping := &mcp.Message{ID: mcp.Int64ID(int64(1_000_000 + i)), Method: mcp.MethodPing}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := server.Write(ctx, ping)
+		cancel()
+		if err != nil {
+			t.Fatalf("ping %d: %v", i, err)
+		}
+	}
+	// Every ping but the pipe's buffer has been read by the client's
+	// reader, which answered, refused or dropped each.
+	if got := runtime.NumGoroutine() - before; got > 8+4 {
+		t.Fatalf("%d goroutines more after %d unanswered pings, want at most the bound (8) and a few", got, n)
+	}
+	s.Close()
+}
+
+// TestServerRequestsPastTheBoundAreRefused: past MaxServerRequests, a
+// request is answered at once with an error rather than queued.
+func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int32
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	s := connect(t, conn, &transport.Options{MaxServerRequests: 2, Handlers: transport.Handlers{
+		Roots: func(ctx context.Context) ([]mcp.Root, error) {
+			started.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		},
+	}})
+	defer close(release)
+	for i := range 3 {
+		if err := f.conn.Write(context.Background(), &mcp.Message{ID: mcp.Int64ID(int64(500 + i)), Method: mcp.MethodRootsList}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := f.waitForResponse(mcp.Int64ID(502))
+	if refused.Error == nil || refused.Error.Code != mcp.CodeInternalError || !strings.Contains(refused.Error.Message, "busy") {
+		t.Fatalf("third request answered %+v, want a busy error", refused)
+	}
+	_ = s
+}
+
+// TestNotificationFloodToSlowSubscriberIsBounded: notifications for a
+// subscriber that does not keep up are dropped past
+// MaxQueuedNotifications, counted, and nothing else is lost (before the
+// fix the queue grew without bound: 170-190 MB for 100,000 notifications
+// of 1 KB).
+func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	s := connect(t, conn, &transport.Options{MaxQueuedNotifications: 100})
+	block := make(chan struct{})
+	var got atomic.Int64
+	first := make(chan struct{})
+	unsub := s.Subscribe(func(n mcp.Notification) {
+		if got.Add(1) == 1 {
+			close(first)
+			<-block
+		}
+	})
+	defer unsub()
+	params := json.RawMessage(`{"level":"info","data":"` + strings.Repeat("x", 1000) + `"}`)
+	const n = 20_000
+	send := func(i int) {
+		if err := f.conn.Write(context.Background(), &mcp.Message{Method: mcp.NotificationMessage, Params: params}); err != nil {
+			t.Fatalf("notification %d: %v", i, err)
+		}
+	}
+	send(0)
+	<-first // the subscriber now blocks with one notification taken
+	for i := 1; i < n; i++ {
+		send(i)
+	}
+	// A call after the flood: its response passes the full queue, and
+	// once it is back every notification before it has been read.
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("a call behind a full notification queue: %v", err)
+	}
+	if d := s.DroppedNotifications(); d != n-1-100 {
+		t.Fatalf("dropped %d, want %d (all but the one taken and the 100 queued)", d, n-1-100)
+	}
+	close(block)
+}
+
+// waitForResponse blocks until the server has received the client's
+// response to id.
+func (f *fakeServer) waitForResponse(id mcp.ID) *mcp.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		for _, m := range f.seen {
+			if m.IsResponse() && m.ID == id {
+				return m
+			}
+		}
+		f.arrived.Wait()
+	}
+}
+
+// connectLegacyOverPipe runs the legacy handshake with a server end that
+// answers it and then never reads again.
+func connectLegacyOverPipe(t *testing.T, client, server transport.Conn, opts *transport.Options) *transport.Session {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		handle := legacy(mcp.Version20251125, nil)
+		for {
+			m, err := server.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if resp := handle(nil, m); resp != nil {
+				server.Write(context.Background(), resp)
+			}
+			if m.Method == mcp.NotificationInitialized {
+				return
+			}
+		}
+	}()
+	opts.ProtocolVersion = mcp.Version20251125
+	s := connect(t, client, opts)
+	<-done
+	t.Cleanup(func() { server.Close() })
+	return s
+}
