@@ -50,6 +50,17 @@ func runServer(mode string) int {
 		serve()
 		time.Sleep(lingerFor)
 		return 0
+	case "stubbornreference":
+		// A real MCP server that outlives its stdin and ignores SIGTERM.
+		ignoreSIGTERM()
+		serveReference()
+		time.Sleep(lingerFor)
+		return 0
+	case "silentstubborn":
+		// Reads nothing, answers nothing, ignores SIGTERM.
+		ignoreSIGTERM()
+		time.Sleep(lingerFor)
+		return 0
 	case "echo":
 		serve()
 		return 0

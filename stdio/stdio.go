@@ -272,6 +272,21 @@ func (c *Conn) Close() error {
 	return c.closeErr
 }
 
+// Abort ends the server at once: SIGKILL to its process group, skipping
+// the graceful steps of Close, and a wait for the process to be gone that
+// only a process stuck in the kernel can make last (killWait). It is for a
+// caller whose deadline has passed (transport.Session.CloseContext uses
+// it): a Close already under way then finds the process gone and returns
+// within its last bound. It may be called at any time, more than once.
+func (c *Conn) Abort() {
+	if c.hasExited() {
+		return
+	}
+	c.log.Debug("stdio: aborting the server", "pid", c.pid)
+	kill(c.cmd.Process, c.pid)
+	c.waitExit(killWait)
+}
+
 func (c *Conn) shutdown() error {
 	if c.hasExited() {
 		c.diedFirst.Store(true)

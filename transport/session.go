@@ -47,7 +47,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 )
 
@@ -82,7 +81,8 @@ type Session struct {
 	errOnce   sync.Once
 	err       error // why it ended; set before done is closed
 	closeOnce sync.Once
-	closeErr  error
+	closed    chan struct{} // closed when the Conn's Close has returned
+	closeErr  error         // set before closed is closed
 
 	// Legacy sessions that expire (HTTP 404) are re-established once per
 	// expiry, however many calls notice it: generation counts handshakes.
@@ -129,7 +129,11 @@ type subscriber struct {
 func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 	s := newSession(conn, opts)
 	if err := s.handshake(ctx); err != nil {
-		s.Close()
+		// Bounded by the caller's context: a handshake that ran out of
+		// time must not be followed by seconds of shutdown.
+		cctx, cancel := context.WithTimeout(ctx, s.opts.CloseTimeout)
+		s.CloseContext(cctx)
+		cancel()
 		if s.Err() != nil && !errors.Is(s.Err(), ErrClosed) && !errors.Is(err, s.Err()) {
 			err = fmt.Errorf("%w (%w)", err, s.Err())
 		}
@@ -231,18 +235,54 @@ func (s *Session) Err() error {
 }
 
 // Close ends the session: every pending call fails with an error wrapping
-// ErrClosed, the Conn is closed, and Close waits (bounded by
-// Options.CloseTimeout) for the session's goroutines. It is idempotent and
-// returns the Conn's Close error.
+// ErrClosed, the Conn is closed, and Close waits, bounded by
+// Options.CloseTimeout, for the session's goroutines and the Conn's
+// shutdown (CloseContext). It is idempotent and returns the Conn's Close
+// error.
 func (s *Session) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.CloseTimeout)
+	defer cancel()
+	return s.CloseContext(ctx)
+}
+
+// aborter is the optional part of a Conn that can end at once, skipping
+// the graceful steps of its Close (stdio: SIGKILL to the process group
+// rather than closing stdin and waiting).
+type aborter interface{ Abort() }
+
+// CloseContext is Close bounded by ctx rather than by CloseTimeout. The
+// Conn's shutdown runs in the background (for stdio: stdin closed, then
+// SIGTERM, then SIGKILL, each step with its grace); if ctx ends first,
+// a Conn that can abort is aborted (stdio: the process group is killed at
+// once) and CloseContext returns the context's error. Either way nothing
+// is left running: the caller's deadline is kept, and what remains of the
+// shutdown is bounded.
+func (s *Session) CloseContext(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.end(ErrClosed)
-		s.closeErr = s.conn.Close()
-		s.stopRead()
-		if !waitgroup.WaitTimeout(&s.wg, s.opts.CloseTimeout) {
-			s.log.Warn("mcp: session goroutines still running after close timeout", "timeout", s.opts.CloseTimeout)
-		}
+		s.closed = make(chan struct{})
+		go func() {
+			err := s.conn.Close()
+			s.stopRead()
+			s.closeErr = err
+			close(s.closed)
+		}()
 	})
+	select {
+	case <-s.closed:
+	case <-ctx.Done():
+		if a, ok := s.conn.(aborter); ok {
+			a.Abort()
+		}
+		return fmt.Errorf("mcp: close: %w", context.Cause(ctx))
+	}
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		s.log.Warn("mcp: session goroutines still running after the close deadline")
+	}
 	return s.closeErr
 }
 
