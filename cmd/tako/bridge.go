@@ -177,13 +177,7 @@ func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (transport.Conn, error) {
-			conn, err := start(ctx)
-			if err != nil {
-				return nil, err // not a typed nil inside the interface
-			}
-			return conn, nil
-		}, nil
+		return start, nil
 	case "":
 		return nil, usagef(`bridge needs a server to serve: --stdio "CMD ARGS..."`)
 	default:

@@ -8,7 +8,6 @@ import (
 	"net"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
-	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -59,10 +58,10 @@ func checkGRPCFlags(o *options) error {
 	return nil
 }
 
-// grpcDialer reaches a server of the MCP gRPC service. The operations of
-// tako tools and call run on a Session, so the gRPC client is presented to
-// it as a Conn (mcpgrpc.NewConn) with the legacy lifecycle.
-func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (dialer, error) {
+// grpcDialer reaches a server of the MCP gRPC service. The gRPC client is
+// a transport.Transport (and a transport.Caller) of its own, so the
+// commands use it as they use a Session.
+func grpcDialer(o *options, logger *slog.Logger) (dialer, error) {
 	g := &o.grpc
 	if _, _, err := net.SplitHostPort(o.server.value); err != nil {
 		return nil, usagef("--grpc wants HOST:PORT, not %q", o.server.value)
@@ -85,14 +84,12 @@ func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 		}
 		copts.TLS = tlsCfg
 	}
-	opts := *sessionOpts
-	opts.ProtocolVersion = mcp.LatestLegacyVersion
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		c, err := mcpgrpc.Dial(ctx, o.server.value, copts)
 		if err != nil {
 			return nil, &stageError{stage: "connect to " + o.server.value, err: err}
 		}
-		return transport.Connect(ctx, mcpgrpc.NewConn(c), &opts)
+		return c, nil
 	}, nil
 }
 

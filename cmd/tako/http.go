@@ -39,11 +39,11 @@ func httpDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 		return nil, usagef("--http: %v", err)
 	}
 	probe.Close()
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Header: hdr, Logger: logger})
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}
 		}
-		return transport.Connect(ctx, conn, sessionOpts)
+		return connect(ctx, conn, sessionOpts)
 	}, nil
 }

@@ -29,12 +29,12 @@ func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (
 		Proxy:  http.ProxyFromEnvironment,
 		Logger: logger,
 	}
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		conn, err := websocket.Dial(ctx, u, opts)
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}
 		}
-		return transport.Connect(ctx, conn, sessionOpts)
+		return connect(ctx, conn, sessionOpts)
 	}, nil
 }
 
