@@ -99,13 +99,18 @@
 //	    (bridge) Serve over TLS (wss://) with this PEM certificate chain
 //	    and private key.
 //	--listen-grpc ADDR
-//	    (bridge) Serve the MCP gRPC service on ADDR, with --tls-cert and
-//	    --tls-key, and --client-ca to require client certificates (mutual
-//	    TLS); or with --plaintext. One server serves every gRPC client; its
-//	    sampling and elicitation requests reach the client as dependent
-//	    requests.
+//	    (bridge) Serve the MCP gRPC service on ADDR with mutual TLS:
+//	    --tls-cert, --tls-key and --client-ca are required, unless
+//	    --no-client-auth or --plaintext says otherwise by name. One server
+//	    serves every gRPC client; its sampling and elicitation requests
+//	    reach the client as dependent requests.
 //	--client-ca FILE
-//	    (bridge) Require client certificates signed by the CA in FILE.
+//	    (bridge --listen-grpc) Require client certificates signed by the CA
+//	    in FILE.
+//	--no-client-auth
+//	    (bridge --listen-grpc) Serve TLS without client certificates:
+//	    anyone who reaches ADDR can call the server's tools. tako prints a
+//	    warning on stderr when it starts so.
 //	--cert FILE, --key FILE
 //	    (--grpc) The client certificate chain and private key, PEM.
 //	--ca FILE

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,6 +18,10 @@ type grpcFlags struct {
 	serverName string // the name expected in the server's certificate
 	clientCA   string // bridge: the CA of the clients, which makes certificates required
 	plaintext  bool   // no TLS, asked for by name
+	// noClientAuth (bridge) serves TLS without client certificates, asked
+	// for by name: mutual TLS is the default, and a server certificate
+	// alone does not turn it off.
+	noClientAuth bool
 }
 
 func (g *grpcFlags) clientGiven() bool {
@@ -42,6 +45,8 @@ func setGRPC(name string) func(*options, string) error {
 			g.clientCA = v
 		case "plaintext":
 			return setBool(&g.plaintext, name, v)
+		case "no-client-auth":
+			return setBool(&g.noClientAuth, name, v)
 		}
 		return nil
 	}
@@ -51,6 +56,9 @@ func setGRPC(name string) func(*options, string) error {
 func checkGRPCFlags(o *options) error {
 	if o.grpc.clientCA != "" {
 		return usagef("--client-ca is a flag of tako bridge --listen-grpc")
+	}
+	if o.grpc.noClientAuth {
+		return usagef("--no-client-auth is a flag of tako bridge --listen-grpc")
 	}
 	if o.grpc.clientGiven() && o.server.kind != "grpc" {
 		return usagef("--cert, --key, --ca, --server-name and --plaintext are for a --grpc server")
@@ -97,25 +105,44 @@ func grpcDialer(o *options, logger *slog.Logger) (dialer, error) {
 // gRPC clients share one backend server, started when the bridge starts:
 // gRPC calls are not tied to a connection, so there is no per-client
 // server to start. The bridge ends when that server does.
-var grpcBridgeEnd = bridgeEnd{name: "grpc", serve: serveGRPCBridge}
+var grpcBridgeEnd = bridgeEnd{name: "grpc", check: checkGRPCBridge, serve: serveGRPCBridge}
+
+// checkGRPCBridge checks the TLS flags of --listen-grpc before anything
+// starts. Mutual TLS is the default: a server certificate without
+// --client-ca would let in anyone who reaches the port, and a bridge that
+// runs the server's tools for them must not do that unless told so by
+// name (--no-client-auth).
+func checkGRPCBridge(o *options) error {
+	g := &o.grpc
+	switch {
+	case g.plaintext:
+		if o.bridge.tlsCert != "" || g.clientCA != "" || g.noClientAuth {
+			return usagef("--plaintext goes without --tls-cert, --tls-key, --client-ca and --no-client-auth")
+		}
+	case o.bridge.tlsCert == "":
+		return usagef("--listen-grpc needs --tls-cert, --tls-key and --client-ca (mutual TLS), or --plaintext to go without TLS")
+	case g.clientCA == "" && !g.noClientAuth:
+		return usagef("--listen-grpc needs --client-ca FILE to verify client certificates; to accept clients without one, say --no-client-auth")
+	case g.clientCA != "" && g.noClientAuth:
+		return usagef("--client-ca and --no-client-auth contradict each other")
+	}
+	return nil
+}
 
 func serveGRPCBridge(ctx context.Context, addr string, cfg *bridgeConfig, ready func(url string)) error {
 	o := cfg.flags
 	sopts := &mcpgrpc.ServerOptions{Logger: cfg.logger, Dependents: mcpgrpc.NewDependents()}
-	switch {
-	case o.grpc.plaintext:
-		if o.bridge.tlsCert != "" || o.grpc.clientCA != "" {
-			return errors.New("--plaintext goes without --tls-cert, --tls-key and --client-ca")
-		}
+	if o.grpc.plaintext {
 		sopts.InsecurePlaintext = true
-	case o.bridge.tlsCert == "":
-		return errors.New("--listen-grpc needs --tls-cert and --tls-key (and --client-ca to require client certificates), or --plaintext to go without TLS")
-	default:
+	} else {
 		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA})
 		if err != nil {
 			return err
 		}
 		sopts.TLS = tlsCfg
+	}
+	if o.grpc.noClientAuth {
+		fmt.Fprintf(cfg.stderr, "tako: warning: --no-client-auth: the gRPC bridge on %s accepts clients without a certificate; anyone who can reach it can call the server's tools\n", addr)
 	}
 	conn, err := cfg.backend(ctx)
 	if err != nil {
