@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tako-mcp/tako/mcp"
 	pb "github.com/tako-mcp/tako/proto/mcppb"
@@ -36,10 +37,6 @@ const (
 // service's messages follow. There is no negotiation on this wire.
 const ProtocolVersion = "2025-06-18"
 
-// maxRounds bounds the dependent-request rounds of one call, so that a
-// server that asks forever cannot hold a caller forever.
-const maxRounds = 16
-
 // Options configure a Client. TLS or InsecurePlaintext is required; the
 // rest has working zero values.
 type Options struct {
@@ -53,8 +50,23 @@ type Options struct {
 	InsecurePlaintext bool
 
 	// Handlers answer the server's dependent requests (sampling,
-	// elicitation, roots): the same handlers every tako transport uses.
+	// elicitation, roots): the same handlers every tako transport uses,
+	// dispatched by the engine (transport.Rounds), as in transport.Options.
 	Handlers transport.Handlers
+
+	// MaxMessageSize caps one message in bytes, in both directions: a
+	// response larger than this fails its call with an error wrapping
+	// transport.ErrMessageTooLarge, and so does a request. Zero (or less)
+	// means transport.DefaultMaxMessageSize, the cap of every tako
+	// transport, rather than grpc-go's 4 MiB, which real tool results
+	// exceed.
+	MaxMessageSize int
+
+	// CallTimeout bounds each call whose context has no deadline, all its
+	// dependent-request rounds included, as transport.Options.CallTimeout
+	// does for a Session. Zero means no default bound: the context alone
+	// decides.
+	CallTimeout time.Duration
 
 	// Token, when set, is sent with every call as
 	// "authorization: Bearer <Token>".
@@ -108,6 +120,7 @@ type Client struct {
 var (
 	_ transport.Transport = (*Client)(nil)
 	_ transport.ListTTL   = (*Client)(nil)
+	_ transport.Caller    = (*Client)(nil)
 )
 
 // Dial connects to the MCP gRPC server at addr (host:port, or any grpc
@@ -130,7 +143,14 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("%w: no TLS configuration; plain text needs Options.InsecurePlaintext", ErrTLSConfig)
 	}
-	dialOpts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	size := o.MaxMessageSize
+	if size <= 0 {
+		size = transport.DefaultMaxMessageSize
+	}
+	dialOpts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(size), grpc.MaxCallSendMsgSize(size)),
+	}
 	if o.Keepalive >= 0 {
 		ka := keepalive.ClientParameters{Time: o.Keepalive, Timeout: o.KeepaliveTimeout}
 		if ka.Time == 0 {
@@ -158,6 +178,32 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
 	}
 	return c, nil
 }
+
+// Call implements transport.Caller by dispatching method to the typed
+// method that has its RPC, through the engine's own typed path
+// (transport.Call on the Client's typed methods), so the mapping of
+// methods to operations is the one every Transport gets. The result is the
+// protocol's JSON of the typed value: {"tools":[...]} for tools/list, a
+// CallToolResult for tools/call. tools/call, resources/read, prompts/get
+// and completion/complete decode params with transport.DecodeParams (junk
+// is an *mcp.Error -32602). The service has no pagination, so every list
+// is whole and a cursor in params is ignored.
+//
+// A method the service has no RPC for (ping, logging/setLevel,
+// resources/subscribe, ...) fails with an error wrapping
+// transport.ErrCapability, without sending anything: the same error as an
+// RPC the server does not implement, since on this wire both mean the
+// feature is not there. After Close, Call fails with transport.ErrClosed.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if c.closed.Load() {
+		return fmt.Errorf("mcpgrpc %s: %w", method, transport.ErrClosed)
+	}
+	return transport.Call(ctx, typedOnly{c}, method, params, result)
+}
+
+// typedOnly hides Client.Call from transport.Call, which would otherwise
+// call it back.
+type typedOnly struct{ transport.Transport }
 
 // listRPC runs a list RPC. A server that does not implement it has nothing
 // to list, as a Session's server that did not declare the feature: resp is
@@ -266,19 +312,37 @@ type withCommon interface{ GetCommon() *pb.ResponseFields }
 
 // roundTrips runs one logical call: the RPC, and while the response carries
 // dependent_requests, the handlers' answers and the RPC again with
-// dependent_responses and resume_data.
+// dependent_responses and resume_data. The rounds are the engine's
+// (transport.Rounds): its bound, its dispatch to Handlers and its error for
+// a request no handler serves, the same as on every transport.
 func roundTrips[R withCommon](c *Client, ctx context.Context, op, key, value string, rpc func(context.Context, *pb.RequestFields, ...grpc.CallOption) (R, error)) (R, error) {
 	var zero R
 	if c.closed.Load() {
 		return zero, fmt.Errorf("mcpgrpc %s: %w", op, transport.ErrClosed)
 	}
+	if c.opts.CallTimeout > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+			defer cancel()
+		}
+	}
 	ctx = c.outgoing(ctx, key, value)
-	common := &pb.RequestFields{}
-	for round := 0; ; round++ {
+	var resume *structpb.Struct
+	round := 0
+	return transport.Rounds(ctx, &c.opts.Handlers, "mcpgrpc "+op, func(ctx context.Context, answers map[string]any) (R, map[string]mcp.InputRequest, error) {
+		common := &pb.RequestFields{}
+		if answers != nil {
+			out, err := answersToPB(answers)
+			if err != nil {
+				return zero, nil, fmt.Errorf("mcpgrpc %s: %w", op, err)
+			}
+			common = &pb.RequestFields{DependentResponses: out, ResumeData: resume}
+		}
 		var trailer metadata.MD
 		resp, err := rpc(ctx, common, grpc.Trailer(&trailer))
 		if err != nil {
-			return zero, mapError(ctx, op, err, trailer, c.closed.Load())
+			return zero, nil, mapError(ctx, op, err, trailer, c.closed.Load())
 		}
 		rf := resp.GetCommon()
 		if s := rf.GetInstructions(); s != "" {
@@ -286,79 +350,19 @@ func roundTrips[R withCommon](c *Client, ctx context.Context, op, key, value str
 			c.instructions = s
 			c.mu.Unlock()
 		}
-		if len(rf.GetDependentRequests()) == 0 {
-			return resp, nil
+		deps := rf.GetDependentRequests()
+		if len(deps) == 0 {
+			return resp, nil, nil
 		}
-		if round >= maxRounds {
-			return zero, fmt.Errorf("mcpgrpc %s: %w: still asks for input after %d rounds", op, transport.ErrProtocol, round)
-		}
-		c.log.Debug("mcpgrpc: server asks for input before it can answer", "rpc", op, "round", round+1, "requests", len(rf.GetDependentRequests()))
-		answers, err := c.answer(ctx, rf.GetDependentRequests())
+		round++
+		c.log.Debug("mcpgrpc: server asks for input before it can answer", "rpc", op, "round", round, "requests", len(deps))
+		asks, err := inputRequestsFromPB(deps)
 		if err != nil {
-			return zero, fmt.Errorf("mcpgrpc %s: %w", op, err)
+			return zero, nil, fmt.Errorf("mcpgrpc %s: %w", op, err)
 		}
-		common = &pb.RequestFields{DependentResponses: answers, ResumeData: rf.GetResumeData()}
-	}
-}
-
-// answer runs the handlers for each dependent request. A request no handler
-// serves, or a handler's error, ends the call with that error, as the
-// Session does for an input_required round.
-func (c *Client) answer(ctx context.Context, reqs map[string]*pb.ServerInitiatedRequest) (map[string]*pb.ServerInitiatedResponse, error) {
-	h := &c.opts.Handlers
-	out := make(map[string]*pb.ServerInitiatedResponse, len(reqs))
-	for key, r := range reqs {
-		switch {
-		case r.GetSamplingCreateMessage() != nil:
-			if h.Sampling == nil {
-				return nil, fmt.Errorf("%w: server asked for sampling, which no handler serves", transport.ErrCapability)
-			}
-			p, err := samplingRequestFromPB(r.GetSamplingCreateMessage())
-			if err != nil {
-				return nil, fmt.Errorf("%w: dependent request %q: %v", transport.ErrProtocol, key, err)
-			}
-			res, err := h.Sampling(ctx, p)
-			if err != nil {
-				return nil, fmt.Errorf("answering sampling for dependent request %q: %w", key, err)
-			}
-			pr, err := samplingResultToPB(res)
-			if err != nil {
-				return nil, fmt.Errorf("sampling handler result for %q: %w", key, err)
-			}
-			out[key] = &pb.ServerInitiatedResponse{SamplingCreateMessageResult: pr}
-		case r.GetElicitRequest() != nil:
-			if h.Elicitation == nil {
-				return nil, fmt.Errorf("%w: server asked for elicitation, which no handler serves", transport.ErrCapability)
-			}
-			p, err := elicitRequestFromPB(r.GetElicitRequest())
-			if err != nil {
-				return nil, fmt.Errorf("%w: dependent request %q: %v", transport.ErrProtocol, key, err)
-			}
-			res, err := h.Elicitation(ctx, p)
-			if err != nil {
-				return nil, fmt.Errorf("answering elicitation for dependent request %q: %w", key, err)
-			}
-			pr, err := elicitResultToPB(res)
-			if err != nil {
-				return nil, fmt.Errorf("elicitation handler result for %q: %w", key, err)
-			}
-			out[key] = &pb.ServerInitiatedResponse{ElicitResult: pr}
-		case r.GetListRootsRequest() != nil || r.GetNotifyOnRootListUpdate():
-			// notify_on_root_list_update cannot be honoured on unary calls;
-			// the current list is the best answer.
-			if h.Roots == nil {
-				return nil, fmt.Errorf("%w: server asked for roots, which no handler serves", transport.ErrCapability)
-			}
-			roots, err := h.Roots(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("answering roots for dependent request %q: %w", key, err)
-			}
-			out[key] = &pb.ServerInitiatedResponse{RootListResult: rootsToPB(roots)}
-		default:
-			return nil, fmt.Errorf("%w: dependent request %q asks for nothing tako knows", transport.ErrProtocol, key)
-		}
-	}
-	return out, nil
+		resume = rf.GetResumeData()
+		return zero, asks, nil
+	})
 }
 
 func (c *Client) setTTL(method string, d interface{ AsDuration() time.Duration }, present bool) {

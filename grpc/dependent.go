@@ -6,6 +6,7 @@ import (
 
 	"github.com/tako-mcp/tako/mcp"
 	pb "github.com/tako-mcp/tako/proto/mcppb"
+	"github.com/tako-mcp/tako/transport"
 )
 
 // Conversions of the server's questions (sampling, elicitation, roots) and
@@ -318,4 +319,73 @@ func rootsFromPB(r *pb.ListRootsResult) []mcp.Root {
 		out = append(out, mcp.Root{URI: x.GetUri(), Name: x.GetName()})
 	}
 	return out
+}
+
+// inputRequestsFromPB turns the server's dependent_requests into the
+// engine's input requests, keyed as the server keyed them, so that
+// transport.Rounds answers them with Handlers.Serve as it answers a
+// 2026-07-28 server's inputRequests.
+func inputRequestsFromPB(reqs map[string]*pb.ServerInitiatedRequest) (map[string]mcp.InputRequest, error) {
+	out := make(map[string]mcp.InputRequest, len(reqs))
+	for key, r := range reqs {
+		var (
+			method string
+			params any
+			err    error
+		)
+		switch {
+		case r.GetSamplingCreateMessage() != nil:
+			method = mcp.MethodSamplingCreateMessage
+			params, err = samplingRequestFromPB(r.GetSamplingCreateMessage())
+		case r.GetElicitRequest() != nil:
+			method = mcp.MethodElicitationCreate
+			params, err = elicitRequestFromPB(r.GetElicitRequest())
+		case r.GetListRootsRequest() != nil || r.GetNotifyOnRootListUpdate():
+			// notify_on_root_list_update cannot be honoured on unary calls;
+			// the current list is the best answer.
+			method = mcp.MethodRootsList
+		default:
+			return nil, fmt.Errorf("%w: dependent request %q asks for nothing tako knows", transport.ErrProtocol, key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: dependent request %q: %v", transport.ErrProtocol, key, err)
+		}
+		ir := mcp.InputRequest{Method: method}
+		if params != nil {
+			if ir.Params, err = json.Marshal(params); err != nil {
+				return nil, fmt.Errorf("dependent request %q: %w", key, err)
+			}
+		}
+		out[key] = ir
+	}
+	return out, nil
+}
+
+// answersToPB turns the handlers' answers (as Handlers.Serve returns them)
+// into dependent_responses under the same keys.
+func answersToPB(answers map[string]any) (map[string]*pb.ServerInitiatedResponse, error) {
+	out := make(map[string]*pb.ServerInitiatedResponse, len(answers))
+	for key, a := range answers {
+		var r pb.ServerInitiatedResponse
+		switch a := a.(type) {
+		case *mcp.CreateMessageResult:
+			pr, err := samplingResultToPB(a)
+			if err != nil {
+				return nil, fmt.Errorf("sampling handler result for %q: %w", key, err)
+			}
+			r.SamplingCreateMessageResult = pr
+		case *mcp.ElicitResult:
+			pr, err := elicitResultToPB(a)
+			if err != nil {
+				return nil, fmt.Errorf("elicitation handler result for %q: %w", key, err)
+			}
+			r.ElicitResult = pr
+		case *mcp.ListRootsResult:
+			r.RootListResult = rootsToPB(a.Roots)
+		default:
+			return nil, fmt.Errorf("answer %T for dependent request %q has no form on the gRPC service", a, key)
+		}
+		out[key] = &r
+	}
+	return out, nil
 }

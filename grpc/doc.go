@@ -12,12 +12,25 @@
 //
 // Dial returns a *Client, a transport.Transport that maps each operation
 // onto its RPC. It has no JSON-RPC session: no handshake, no ids, no
-// pagination (a list response holds the whole list). When a response carries
-// dependent_requests, the client answers them with the same
-// transport.Handlers every tako transport uses (Sampling, Elicitation,
-// Roots) and calls again with dependent_responses and the resume_data it was
-// given. Errors are tako's typed errors; the gRPC status stays reachable
-// through *StatusError:
+// pagination (a list response holds the whole list). It is also a
+// transport.Caller, so transport.Call gives the protocol's JSON of any
+// result (tako --json), and code written against transport.Transport alone,
+// such as the tako command, uses it as it is: no adapter to a message Conn.
+//
+// When a response carries dependent_requests, the client answers them with
+// the same transport.Handlers every tako transport uses (Sampling,
+// Elicitation, Roots) and calls again with dependent_responses and the
+// resume_data it was given. The rounds are the engine's (transport.Rounds):
+// the same bound (transport.MaxInputRounds), the same dispatch
+// (Handlers.Serve), and the same error, wrapping transport.ErrCapability,
+// for a request no handler serves.
+//
+// Messages are capped at transport.DefaultMaxMessageSize (64 MiB) in both
+// directions on both ends unless Options.MaxMessageSize or
+// ServerOptions.MaxMessageSize says otherwise, not at grpc-go's 4 MiB.
+//
+// Errors are tako's typed errors; the gRPC status stays reachable through
+// *StatusError:
 //
 //	Unavailable                       transport.ErrConnectionLost
 //	Unauthenticated, PermissionDenied transport.ErrAuthRequired
@@ -27,8 +40,9 @@
 //	InvalidArgument, NotFound, others *mcp.Error (the exact JSON-RPC code
 //	                                  when tako's server end sent it)
 //
-// Deadlines come from the context. Keepalive pings run while calls are in
-// flight, so a silent peer fails a call instead of hanging it.
+// Deadlines come from the context, or from Options.CallTimeout when it has
+// none. Keepalive pings run while calls are in flight, so a silent peer
+// fails a call instead of hanging it.
 //
 // # Mutual TLS
 //

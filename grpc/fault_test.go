@@ -151,17 +151,6 @@ func TestDependentRequestsBothEras(t *testing.T) {
 	}
 }
 
-// A dependent request no handler serves ends the call with ErrCapability,
-// as on every transport.
-func TestDependentRequestWithoutHandler(t *testing.T) {
-	srv := mcptest.NewReference(mcptest.Options{})
-	c, _ := plainBridge(t, srv, mcp.Version20251125, transport.Handlers{})
-	_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.ToolSample, Arguments: json.RawMessage(`{"prompt":"hi"}`)})
-	if !errors.Is(err, transport.ErrCapability) {
-		t.Fatalf("err = %v, want ErrCapability", err)
-	}
-}
-
 func TestErrorsAreTyped(t *testing.T) {
 	srv := mcptest.NewReference(mcptest.Options{})
 	c, _ := plainBridge(t, srv, "", transport.Handlers{})

@@ -47,6 +47,11 @@ type ServerOptions struct {
 	// handlers of the same Dependents when connecting it.
 	Dependents *Dependents
 
+	// MaxMessageSize caps one message in bytes, in both directions, as
+	// Options.MaxMessageSize does for the client: zero (or less) means
+	// transport.DefaultMaxMessageSize, not grpc-go's 4 MiB.
+	MaxMessageSize int
+
 	// ListTTL, when positive, is sent as the ttl of every list response.
 	ListTTL time.Duration
 
@@ -106,8 +111,14 @@ func NewServer(backend transport.Transport, opts *ServerOptions) (*Server, error
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	size := o.MaxMessageSize
+	if size <= 0 {
+		size = transport.DefaultMaxMessageSize
+	}
 	gopts := []grpc.ServerOption{
 		grpc.Creds(creds),
+		grpc.MaxRecvMsgSize(size),
+		grpc.MaxSendMsgSize(size),
 		// Permit the pings of tako's client (every 30 s during calls).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),

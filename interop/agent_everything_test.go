@@ -71,7 +71,7 @@ func (s *agentScript) offered(name string) bool {
 func TestAgentEverythingStdio(t *testing.T) {
 	command, args := everything(t)
 	model := &agentScript{tool: "echo", args: `{"message":"hello from the model"}`}
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider:            model,
 		IncludeInstructions: true,
 		MCPServers:          []orchestrator.MCPServer{{Command: command, Args: args}},
@@ -149,7 +149,7 @@ func TestAgentGoSDKHTTP(t *testing.T) {
 	url := agentGoPeerHTTP(t)
 	command, args := everything(t)
 	model := &agentScript{tool: "gosdk__add", args: `{"a":2,"b":40}`}
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: model,
 		Naming:   registry.Prefix("__"),
 		MCPServers: []orchestrator.MCPServer{
@@ -232,7 +232,7 @@ func TestAgentOpenAIProvider(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+			agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 				Provider:   provider,
 				MCPServers: []orchestrator.MCPServer{server},
 			})
@@ -264,7 +264,7 @@ func TestAgentOpenAIProvider(t *testing.T) {
 // that exits before its handshake: New must fail naming the bad one, and no
 // child process may remain.
 func TestAgentNewFailedHandshakeLeavesNothing(t *testing.T) {
-	_, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: orchestrator.ProviderFunc(func(context.Context, *orchestrator.Request, func(orchestrator.Delta)) (*orchestrator.Response, error) {
 			return nil, errors.New("unused")
 		}),

@@ -75,13 +75,10 @@ type Agent struct {
 // New connects to every server concurrently, registers their tools and the
 // local tools, and returns the Agent. If a server cannot be started or its
 // handshake fails, or tool names clash, New closes everything it started
-// and returns an error naming the server.
-func New(cfg Config) (*Agent, error) {
-	return NewContext(context.Background(), cfg)
-}
-
-// NewContext is New with a context that bounds the connecting.
-func NewContext(ctx context.Context, cfg Config) (*Agent, error) {
+// and returns an error naming the server. ctx bounds the connecting, as
+// Config.ConnectTimeout does when ctx has no deadline; the servers then
+// live until Close, whatever becomes of ctx.
+func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.Provider == nil {
 		for _, s := range cfg.MCPServers {
 			if s.Transport != nil {

@@ -116,7 +116,7 @@ func TestRunWithParallelToolCalls(t *testing.T) {
 		mu     sync.Mutex
 		events []orchestrator.Event
 	)
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider:     model,
 		SystemPrompt: "You add.",
 		MCPServers:   []orchestrator.MCPServer{pipeServer(t, "calc", calcServer(""))},
@@ -171,7 +171,7 @@ func TestRunWithParallelToolCalls(t *testing.T) {
 func TestTurnLimit(t *testing.T) {
 	loop := callTools(orchestrator.ToolCall{ID: "x", Name: "add", Arguments: json.RawMessage(`{"a":1,"b":1}`)})
 	model := &script{turns: []func(*orchestrator.Request) (*orchestrator.Response, error){loop, loop, loop, loop}}
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: model, MaxTurns: 3,
 		MCPServers: []orchestrator.MCPServer{pipeServer(t, "calc", calcServer(""))},
 	})
@@ -189,7 +189,7 @@ func TestProviderErrorEndsRun(t *testing.T) {
 	model := orchestrator.ProviderFunc(func(context.Context, *orchestrator.Request, func(orchestrator.Delta)) (*orchestrator.Response, error) {
 		return nil, errors.New("model down")
 	})
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{Provider: model})
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{Provider: model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestProviderErrorEndsRun(t *testing.T) {
 
 func TestInstructionsInSystemPrompt(t *testing.T) {
 	model := &script{turns: []func(*orchestrator.Request) (*orchestrator.Response, error){answer("ok")}}
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: model, SystemPrompt: "Base.", IncludeInstructions: true,
 		MCPServers: []orchestrator.MCPServer{pipeServer(t, "calc", calcServer("Use add for sums."))},
 	})
@@ -251,7 +251,7 @@ func TestSamplingByTheAgentsProvider(t *testing.T) {
 		}
 		return resp, nil
 	})
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: model, Sampling: true,
 		MCPServers: []orchestrator.MCPServer{pipeServer(t, "poet", srv)},
 	})
@@ -271,7 +271,7 @@ func TestSamplingByTheAgentsProvider(t *testing.T) {
 func TestNewFailureClosesTheOthers(t *testing.T) {
 	var good *transport.Session
 	model := &script{}
-	_, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: model,
 		MCPServers: []orchestrator.MCPServer{
 			{Name: "good", Connect: func(ctx context.Context, opts *transport.Options) (transport.Transport, error) {
@@ -299,14 +299,14 @@ func TestNewFailureClosesTheOthers(t *testing.T) {
 }
 
 func TestClashFailsNew(t *testing.T) {
-	_, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider:   &script{},
 		MCPServers: []orchestrator.MCPServer{pipeServer(t, "one", calcServer("")), pipeServer(t, "two", calcServer(""))},
 	})
 	if !errors.Is(err, registry.ErrClash) {
 		t.Fatalf("err = %v", err)
 	}
-	agent, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider:   &script{turns: []func(*orchestrator.Request) (*orchestrator.Response, error){answer("ok")}},
 		Naming:     registry.Prefix("__"),
 		MCPServers: []orchestrator.MCPServer{pipeServer(t, "one", calcServer("")), pipeServer(t, "two", calcServer(""))},
@@ -325,7 +325,7 @@ func TestClashFailsNew(t *testing.T) {
 }
 
 func TestURLServerBadScheme(t *testing.T) {
-	_, err := orchestrator.NewContext(testContext(t), orchestrator.Config{
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider:   &script{},
 		MCPServers: []orchestrator.MCPServer{{URL: "ftp://127.0.0.1/mcp"}},
 	})

@@ -214,7 +214,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.prefix {
 		cfg.Naming = registry.Prefix("__")
 	}
-	agent, err := orchestrator.NewContext(ctx, cfg)
+	agent, err := orchestrator.New(ctx, cfg)
 	if err != nil {
 		return explainAgent(ctx, err)
 	}

@@ -32,7 +32,7 @@ type options struct {
 	headers []string // --header 'K: V' for --http, in order (http.go)
 	server  serverFlag
 	bridge  bridgeFlags // --listen-* and --tls-* of tako bridge (bridge.go)
-	grpc    grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext (grpc.go)
+	grpc    grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext, --no-client-auth (grpc.go)
 }
 
 // serverFlag is the transport flag that names the server: its kind (the
@@ -82,6 +82,7 @@ var flagDefs = []flagDef{
 	{names: []string{"ca"}, arg: "FILE", set: setGRPC("ca")},
 	{names: []string{"server-name"}, arg: "NAME", set: setGRPC("server-name")},
 	{names: []string{"plaintext"}, set: setGRPC("plaintext")},
+	{names: []string{"no-client-auth"}, set: setGRPC("no-client-auth")},
 	{names: []string{"timeout"}, arg: "DURATION", set: func(o *options, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {

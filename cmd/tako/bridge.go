@@ -57,8 +57,12 @@ type bridgeConfig struct {
 	// to serve in the clear.
 	tls    *tls.Config
 	logger *slog.Logger // discards unless --verbose
+	// stderr is for warnings a person must see, --verbose or not (safe for
+	// concurrent use).
+	stderr io.Writer
 	// flags are all the command's flags, for an end with flags of its own
-	// (--listen-grpc reads --client-ca, --plaintext and the --tls-* files).
+	// (--listen-grpc reads --client-ca, --plaintext, --no-client-auth and
+	// the --tls-* files).
 	flags *options
 }
 
@@ -66,6 +70,9 @@ type bridgeConfig struct {
 type bridgeEnd struct {
 	// name is the suffix of the end's flag: "ws" for --listen-ws.
 	name string
+	// check, if set, checks the end's flags before any end starts: what it
+	// rejects is a usage error (exit status 2), found before anything runs.
+	check func(o *options) error
 	// serve listens on addr, calls ready with the URL clients should use,
 	// and serves until ctx ends. Then it shuts down: it stops accepting,
 	// ends every client's bridge and backend (every subprocess), and
@@ -109,6 +116,13 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	if (o.bridge.tlsCert == "") != (o.bridge.tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
+	for _, end := range ends {
+		if end.check != nil {
+			if err := end.check(o); err != nil {
+				return err
+			}
+		}
+	}
 	if len(o.headers) > 0 {
 		return usagef("--header is for an --http or --ws server, and bridge serves a --stdio one")
 	}
@@ -124,7 +138,7 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	cfg := &bridgeConfig{backend: backend, logger: logger, flags: o}
+	cfg := &bridgeConfig{backend: backend, logger: logger, stderr: stderr, flags: o}
 	if o.bridge.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(o.bridge.tlsCert, o.bridge.tlsKey)
 		if err != nil {
@@ -177,13 +191,7 @@ func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (transport.Conn, error) {
-			conn, err := start(ctx)
-			if err != nil {
-				return nil, err // not a typed nil inside the interface
-			}
-			return conn, nil
-		}, nil
+		return start, nil
 	case "":
 		return nil, usagef(`bridge needs a server to serve: --stdio "CMD ARGS..."`)
 	default:

@@ -39,12 +39,20 @@ func bridge(t *testing.T, args ...string) string {
 // the bridge and returns its exit status (the cleanup then does nothing).
 func startBridgeCmd(t *testing.T, args ...string) (url string, interrupt func() int) {
 	t.Helper()
+	url, interrupt, _ = startBridgeStderr(t, args...)
+	return url, interrupt
+}
+
+// startBridgeStderr is startBridgeCmd, and also returns what the bridge
+// has written on stderr so far.
+func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func() int, stderr func() string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
+	errBuf := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		code := run(ctx, append([]string{"bridge"}, args...), pw, &stderr)
+		code := run(ctx, append([]string{"bridge"}, args...), pw, errBuf)
 		pw.Close()
 		done <- code
 	}()
@@ -53,7 +61,7 @@ func startBridgeCmd(t *testing.T, args ...string) (url string, interrupt func() 
 	if err != nil {
 		cancel()
 		code := <-done
-		t.Fatalf("tako bridge %q printed no URL: %v (exit %d, stderr %q)", args, err, code, stderr.String())
+		t.Fatalf("tako bridge %q printed no URL: %v (exit %d, stderr %q)", args, err, code, errBuf.String())
 	}
 	// Drain the rest, so that the bridge never blocks on stdout.
 	go io.Copy(io.Discard, out)
@@ -68,10 +76,28 @@ func startBridgeCmd(t *testing.T, args ...string) (url string, interrupt func() 
 	}
 	t.Cleanup(func() {
 		if code := interrupt(); code != 0 {
-			t.Errorf("tako bridge exited with %d after the interrupt, want 0; stderr %q", code, stderr.String())
+			t.Errorf("tako bridge exited with %d after the interrupt, want 0; stderr %q", code, errBuf.String())
 		}
 	})
-	return strings.TrimSpace(line), interrupt
+	return strings.TrimSpace(line), interrupt, errBuf.String
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestBridgeWSInterrupt: an interrupted bridge closes its clients'

@@ -33,12 +33,12 @@ func callCommand(inv *invocation) (operation, error) {
 		}
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	return func(ctx context.Context, s *transport.Session, stdout io.Writer) error {
+	return func(ctx context.Context, t transport.Transport, stdout io.Writer) error {
 		if inv.opts.json {
 			// Raw, so that the output is the result as the protocol has
 			// it, fields tako does not model included.
 			var raw json.RawMessage
-			if err := s.Call(ctx, mcp.MethodToolsCall, params, &raw); err != nil {
+			if err := transport.Call(ctx, t, mcp.MethodToolsCall, params, &raw); err != nil {
 				return err
 			}
 			var flag struct {
@@ -55,7 +55,7 @@ func callCommand(inv *invocation) (operation, error) {
 			}
 			return nil
 		}
-		res, err := s.CallTool(ctx, params)
+		res, err := t.CallTool(ctx, params)
 		if err != nil {
 			return err
 		}

@@ -25,15 +25,17 @@
 // the title and the first line of the description. HINTS shows the
 // annotations the server declared true, in this order: r read-only,
 // d destructive, i idempotent, o open world (they are the server's claims,
-// not guarantees). With --json it prints {"tools":[...]}: every page of
-// tools/list merged, each tool exactly as the server sent it.
+// not guarantees). With --json it prints the tools/list result, every page
+// merged into one list (no nextCursor), each tool exactly as the server
+// sent it.
 //
 // "call" calls the tool NAME with ARGUMENTS, a JSON object ({} when left
 // out), and prints the content of the result: text as text, an image or
 // audio block as a note of its type and size, a resource link as its URI,
 // an embedded resource as its text, and the structured content as indented
-// JSON when there is no text. With --json it prints the whole result as the
-// server sent it.
+// JSON when there is no text. With --json it prints the whole tools/call
+// result as the server sent it. --json works the same over every
+// transport.
 //
 // "bridge" serves a server to clients of another transport, and runs
 // until interrupted (SIGINT or SIGTERM), then ends every client's
@@ -108,13 +110,18 @@
 //	    (bridge) Serve over TLS (wss://) with this PEM certificate chain
 //	    and private key.
 //	--listen-grpc ADDR
-//	    (bridge) Serve the MCP gRPC service on ADDR, with --tls-cert and
-//	    --tls-key, and --client-ca to require client certificates (mutual
-//	    TLS); or with --plaintext. One server serves every gRPC client; its
-//	    sampling and elicitation requests reach the client as dependent
-//	    requests.
+//	    (bridge) Serve the MCP gRPC service on ADDR with mutual TLS:
+//	    --tls-cert, --tls-key and --client-ca are required, unless
+//	    --no-client-auth or --plaintext says otherwise by name. One server
+//	    serves every gRPC client; its sampling and elicitation requests
+//	    reach the client as dependent requests.
 //	--client-ca FILE
-//	    (bridge) Require client certificates signed by the CA in FILE.
+//	    (bridge --listen-grpc) Require client certificates signed by the CA
+//	    in FILE.
+//	--no-client-auth
+//	    (bridge --listen-grpc) Serve TLS without client certificates:
+//	    anyone who reaches ADDR can call the server's tools. tako prints a
+//	    warning on stderr when it starts so.
 //	--cert FILE, --key FILE
 //	    (--grpc) The client certificate chain and private key, PEM.
 //	--ca FILE

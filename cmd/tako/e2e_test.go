@@ -60,8 +60,9 @@ func TestDemoToolsJSONByteExact(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &top); err != nil {
 			t.Fatalf("output is not JSON: %v", err)
 		}
-		if len(top) != 1 || top["tools"] == nil {
-			t.Errorf("output has members other than tools: %s", r.stdout)
+		// The protocol's result, every page merged: no cursor to follow.
+		if _, ok := top["nextCursor"]; ok || top["tools"] == nil {
+			t.Errorf("output is not one merged tools/list result: %s", r.stdout)
 		}
 		var got []json.RawMessage
 		if err := json.Unmarshal(top["tools"], &got); err != nil {
@@ -94,13 +95,38 @@ func TestDemoToolsJSONByteExact(t *testing.T) {
 // engine: initialize, initialized, then tools/list until the last page.
 func rawToolsList(t *testing.T, server string, args ...string) []json.RawMessage {
 	t.Helper()
+	call := rawClient(t, server, args...)
+	var tools []json.RawMessage
+	var params mcp.ListToolsParams
+	for {
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(call(mcp.MethodToolsList, &params), &page); err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, page.Tools...)
+		if page.NextCursor == nil {
+			return tools
+		}
+		params.Cursor = page.NextCursor
+	}
+}
+
+// rawClient starts server with args over a stdio.Conn, runs the
+// 2025-11-25 handshake without tako's engine, and returns a function that
+// sends one request and returns its result as the server wrote it. The
+// server ends with the test.
+func rawClient(t *testing.T, server string, args ...string) func(method string, params any) json.RawMessage {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	conn, err := stdio.Start(ctx, &stdio.Options{Command: server, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	id := int64(0)
 	call := func(method string, params any) json.RawMessage {
 		id++
@@ -136,22 +162,7 @@ func rawToolsList(t *testing.T, server string, args ...string) []json.RawMessage
 	if err := conn.Write(ctx, note); err != nil {
 		t.Fatal(err)
 	}
-	var tools []json.RawMessage
-	var params mcp.ListToolsParams
-	for {
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor *string           `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(call(mcp.MethodToolsList, &params), &page); err != nil {
-			t.Fatal(err)
-		}
-		tools = append(tools, page.Tools...)
-		if page.NextCursor == nil {
-			return tools
-		}
-		params.Cursor = page.NextCursor
-	}
+	return call
 }
 
 func TestDemoCallEcho(t *testing.T) {

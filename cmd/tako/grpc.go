@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
-	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -20,6 +18,10 @@ type grpcFlags struct {
 	serverName string // the name expected in the server's certificate
 	clientCA   string // bridge: the CA of the clients, which makes certificates required
 	plaintext  bool   // no TLS, asked for by name
+	// noClientAuth (bridge) serves TLS without client certificates, asked
+	// for by name: mutual TLS is the default, and a server certificate
+	// alone does not turn it off.
+	noClientAuth bool
 }
 
 func (g *grpcFlags) clientGiven() bool {
@@ -43,6 +45,8 @@ func setGRPC(name string) func(*options, string) error {
 			g.clientCA = v
 		case "plaintext":
 			return setBool(&g.plaintext, name, v)
+		case "no-client-auth":
+			return setBool(&g.noClientAuth, name, v)
 		}
 		return nil
 	}
@@ -53,16 +57,19 @@ func checkGRPCFlags(o *options) error {
 	if o.grpc.clientCA != "" {
 		return usagef("--client-ca is a flag of tako bridge --listen-grpc")
 	}
+	if o.grpc.noClientAuth {
+		return usagef("--no-client-auth is a flag of tako bridge --listen-grpc")
+	}
 	if o.grpc.clientGiven() && o.server.kind != "grpc" {
 		return usagef("--cert, --key, --ca, --server-name and --plaintext are for a --grpc server")
 	}
 	return nil
 }
 
-// grpcDialer reaches a server of the MCP gRPC service. The operations of
-// tako tools and call run on a Session, so the gRPC client is presented to
-// it as a Conn (mcpgrpc.NewConn) with the legacy lifecycle.
-func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (dialer, error) {
+// grpcDialer reaches a server of the MCP gRPC service. The gRPC client is
+// a transport.Transport (and a transport.Caller) of its own, so the
+// commands use it as they use a Session.
+func grpcDialer(o *options, logger *slog.Logger) (dialer, error) {
 	g := &o.grpc
 	if _, _, err := net.SplitHostPort(o.server.value); err != nil {
 		return nil, usagef("--grpc wants HOST:PORT, not %q", o.server.value)
@@ -85,14 +92,12 @@ func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 		}
 		copts.TLS = tlsCfg
 	}
-	opts := *sessionOpts
-	opts.ProtocolVersion = mcp.LatestLegacyVersion
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		c, err := mcpgrpc.Dial(ctx, o.server.value, copts)
 		if err != nil {
 			return nil, &stageError{stage: "connect to " + o.server.value, err: err}
 		}
-		return transport.Connect(ctx, mcpgrpc.NewConn(c), &opts)
+		return c, nil
 	}, nil
 }
 
@@ -100,25 +105,44 @@ func grpcDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 // gRPC clients share one backend server, started when the bridge starts:
 // gRPC calls are not tied to a connection, so there is no per-client
 // server to start. The bridge ends when that server does.
-var grpcBridgeEnd = bridgeEnd{name: "grpc", serve: serveGRPCBridge}
+var grpcBridgeEnd = bridgeEnd{name: "grpc", check: checkGRPCBridge, serve: serveGRPCBridge}
+
+// checkGRPCBridge checks the TLS flags of --listen-grpc before anything
+// starts. Mutual TLS is the default: a server certificate without
+// --client-ca would let in anyone who reaches the port, and a bridge that
+// runs the server's tools for them must not do that unless told so by
+// name (--no-client-auth).
+func checkGRPCBridge(o *options) error {
+	g := &o.grpc
+	switch {
+	case g.plaintext:
+		if o.bridge.tlsCert != "" || g.clientCA != "" || g.noClientAuth {
+			return usagef("--plaintext goes without --tls-cert, --tls-key, --client-ca and --no-client-auth")
+		}
+	case o.bridge.tlsCert == "":
+		return usagef("--listen-grpc needs --tls-cert, --tls-key and --client-ca (mutual TLS), or --plaintext to go without TLS")
+	case g.clientCA == "" && !g.noClientAuth:
+		return usagef("--listen-grpc needs --client-ca FILE to verify client certificates; to accept clients without one, say --no-client-auth")
+	case g.clientCA != "" && g.noClientAuth:
+		return usagef("--client-ca and --no-client-auth contradict each other")
+	}
+	return nil
+}
 
 func serveGRPCBridge(ctx context.Context, addr string, cfg *bridgeConfig, ready func(url string)) error {
 	o := cfg.flags
 	sopts := &mcpgrpc.ServerOptions{Logger: cfg.logger, Dependents: mcpgrpc.NewDependents()}
-	switch {
-	case o.grpc.plaintext:
-		if o.bridge.tlsCert != "" || o.grpc.clientCA != "" {
-			return errors.New("--plaintext goes without --tls-cert, --tls-key and --client-ca")
-		}
+	if o.grpc.plaintext {
 		sopts.InsecurePlaintext = true
-	case o.bridge.tlsCert == "":
-		return errors.New("--listen-grpc needs --tls-cert and --tls-key (and --client-ca to require client certificates), or --plaintext to go without TLS")
-	default:
+	} else {
 		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA})
 		if err != nil {
 			return err
 		}
 		sopts.TLS = tlsCfg
+	}
+	if o.grpc.noClientAuth {
+		fmt.Fprintf(cfg.stderr, "tako: warning: --no-client-auth: the gRPC bridge on %s accepts clients without a certificate; anyone who can reach it can call the server's tools\n", addr)
 	}
 	conn, err := cfg.backend(ctx)
 	if err != nil {

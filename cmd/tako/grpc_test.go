@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -14,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/mcp"
 )
 
 // grpcPKI writes a CA, a server certificate for mcp.test and 127.0.0.1 and
@@ -109,5 +115,157 @@ func TestBridgeGRPCPlaintextByName(t *testing.T) {
 	r := tako(t, "call", "echo", `{"message":"in the clear"}`, "--grpc", addr, "--plaintext")
 	if r.code != 0 || r.stdout != "in the clear\n" {
 		t.Fatalf("call --grpc --plaintext: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address nobody listens on (at the time).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// Issue 11, point 8: given a server certificate but no --client-ca, the
+// gRPC bridge used to accept clients without a certificate, silently.
+// Mutual TLS is the default now: without --client-ca (or --no-client-auth,
+// by name) the bridge does not start, and says so as a usage error.
+func TestGRPCBridgeWithoutClientCARefusesToStart(t *testing.T) {
+	p := newGRPCPKI(t)
+	addr := freeAddr(t)
+	// Bounded, so that a bridge that starts (the bug) ends the test with
+	// its exit status 0 instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := run(ctx, []string{"bridge", "--listen-grpc", addr, "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--stdio", demoCommand(t)}, &stdout, &stderr)
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	r.wantFailure(t, 2, "--client-ca", "--no-client-auth")
+	if r.stdout != "" {
+		t.Errorf("the bridge printed %q: it started", r.stdout)
+	}
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Errorf("something listens on %s after the refusal", addr)
+	}
+}
+
+// The TLS flags of --listen-grpc are checked before anything starts; each
+// mistake is a usage error (status 2), not a failure to serve (3).
+func TestGRPCBridgeTLSFlagsAreUsageErrors(t *testing.T) {
+	p := newGRPCPKI(t)
+	demo := demoCommand(t)
+	tests := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no TLS flag", []string{"--listen-grpc", "127.0.0.1:0"}, "--tls-cert"},
+		{"plaintext with a certificate", []string{"--listen-grpc", "127.0.0.1:0", "--plaintext", "--tls-cert", p.serverCert, "--tls-key", p.serverKey}, "--plaintext goes without"},
+		{"plaintext without client auth", []string{"--listen-grpc", "127.0.0.1:0", "--plaintext", "--no-client-auth"}, "--plaintext goes without"},
+		{"client CA and no client auth", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--no-client-auth"}, "contradict"},
+		{"client CA on the WebSocket end", []string{"--listen-ws", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca}, "--listen-ws does not verify client certificates"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tako(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...)
+			r.wantFailure(t, 2, tc.says)
+		})
+	}
+	tako(t, "tools", "--grpc", "127.0.0.1:9", "--no-client-auth").wantFailure(t, 2, "--no-client-auth is a flag of tako bridge")
+}
+
+// With --client-ca the bridge verifies every client: no certificate, or
+// one from another CA, is refused at the handshake; the CA's client is
+// served.
+func TestGRPCBridgeRequiresClientCertificate(t *testing.T) {
+	p, stranger := newGRPCPKI(t), newGRPCPKI(t)
+	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--stdio", demoCommand(t))
+	addr := strings.TrimPrefix(url, "grpc://")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dial := func(opts mcpgrpc.TLSOptions) (*mcpgrpc.Client, error) {
+		cfg, err := mcpgrpc.ClientTLSConfig(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcpgrpc.Dial(ctx, addr, &mcpgrpc.Options{TLS: cfg})
+	}
+	for _, tc := range []struct {
+		name string
+		opts mcpgrpc.TLSOptions
+		says string
+	}{
+		{"no certificate", mcpgrpc.TLSOptions{CAFile: p.ca, ServerName: "mcp.test"}, "certificate required"},
+		{"another CA's certificate", mcpgrpc.TLSOptions{CertFile: stranger.clientCert, KeyFile: stranger.clientKey, CAFile: p.ca, ServerName: "mcp.test"}, "unknown certificate authority"},
+	} {
+		c, err := dial(tc.opts)
+		if err == nil {
+			c.Close()
+			t.Errorf("%s: the bridge accepted the client", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want it to say %q", tc.name, err, tc.says)
+		}
+	}
+	c, err := dial(mcpgrpc.TLSOptions{CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.ca, ServerName: "mcp.test"})
+	if err != nil {
+		t.Fatalf("the CA's client: %v", err)
+	}
+	defer c.Close()
+	if tools, err := c.ListTools(ctx); err != nil || len(tools) == 0 {
+		t.Fatalf("ListTools: %d tools, %v", len(tools), err)
+	}
+}
+
+// --no-client-auth serves TLS to clients without a certificate, as asked
+// by name, and warns on stderr that it does.
+func TestGRPCBridgeNoClientAuthWarns(t *testing.T) {
+	p := newGRPCPKI(t)
+	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--no-client-auth", "--stdio", demoCommand(t))
+	addr := strings.TrimPrefix(url, "grpc://")
+	if s := stderr(); !strings.Contains(s, "tako: warning: --no-client-auth") || !strings.Contains(s, "without a certificate") {
+		t.Errorf("stderr %q has no warning", s)
+	}
+	r := tako(t, "call", "echo", `{"message":"no client certificate"}`, "--grpc", addr, "--ca", p.ca, "--server-name", "mcp.test")
+	if r.code != 0 || r.stdout != "no client certificate\n" {
+		t.Fatalf("call without a client certificate: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A 16 MiB tool result, four times grpc-go's default message cap, crosses
+// the gRPC bridge with no option raised anywhere: the bridge's server end
+// and mcpgrpc.Dial's client both default to transport.DefaultMaxMessageSize.
+func TestGRPCBridgeLargeResultWithDefaults(t *testing.T) {
+	const size = 16 << 20
+	p := newGRPCPKI(t)
+	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--stdio", demoCommand(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.ca, ServerName: "mcp.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcpgrpc.Dial(ctx, strings.TrimPrefix(url, "grpc://"), &mcpgrpc.Options{TLS: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "big", Arguments: json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, size))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Text(); len(text) != size || strings.Trim(text, "x") != "" {
+		t.Fatalf("big: %d bytes, want %d bytes of 'x'", len(text), size)
+	}
+	// And through the CLI.
+	r := tako(t, "call", "big", fmt.Sprintf(`{"bytes":%d}`, size), "--grpc", strings.TrimPrefix(url, "grpc://"), "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca)
+	if r.code != 0 || len(r.stdout) != size+1 {
+		t.Fatalf("tako call big --grpc: exit %d, %d bytes on stdout, stderr %q", r.code, len(r.stdout), r.stderr)
 	}
 }

@@ -43,11 +43,11 @@ func httpDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Header: hdr, Logger: logger, Auth: ac.StreamableHTTP()})
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}
 		}
-		return transport.Connect(ctx, conn, sessionOpts)
+		return connect(ctx, conn, sessionOpts)
 	}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
 )
 
 func TestWriteToolTable(t *testing.T) {
@@ -88,21 +90,16 @@ func TestWriteToolTableEmpty(t *testing.T) {
 	}
 }
 
-func TestWriteToolsJSON(t *testing.T) {
-	tools := []json.RawMessage{
-		json.RawMessage(`{"name":"a","inputSchema":{"type":"object", "x-odd" : 1}}`),
-		json.RawMessage(`{"name":"b","inputSchema":{"type":"object"},"future":[1,2]}`),
-	}
+// noTools is a server that declared no tools capability; any call to it
+// panics (the embedded Transport is nil), so the test shows that tools
+// --json does not ask it.
+type noTools struct{ transport.Transport }
+
+func (noTools) ServerInfo() transport.ServerInfo { return transport.ServerInfo{} }
+
+func TestWriteToolsJSONWithoutCapability(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeToolsJSON(&b, tools); err != nil {
-		t.Fatal(err)
-	}
-	want := `{"tools":[` + string(tools[0]) + "," + string(tools[1]) + "]}\n"
-	if b.String() != want {
-		t.Errorf("got %s\nwant %s", b.String(), want)
-	}
-	b.Reset()
-	if err := writeToolsJSON(&b, nil); err != nil {
+	if err := writeToolsJSON(context.Background(), noTools{}, &b); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "{\"tools\":[]}\n" {

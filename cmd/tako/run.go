@@ -27,8 +27,8 @@ const (
 // error and the end of a stack trace, short enough to stay readable.
 const maxMessage = 400
 
-// operation is what a command does once the session is up.
-type operation func(ctx context.Context, s *transport.Session, stdout io.Writer) error
+// operation is what a command does once the server is connected.
+type operation func(ctx context.Context, t transport.Transport, stdout io.Writer) error
 
 // run is tako without the process around it: it parses args, does the work,
 // writes to stdout and stderr and returns the exit status. main adds only

@@ -10,8 +10,12 @@ import (
 	"github.com/tako-mcp/tako/transport"
 )
 
-// dialer starts or reaches the server and runs the MCP handshake.
-type dialer func(ctx context.Context) (*transport.Session, error)
+// dialer starts or reaches the server and runs the MCP handshake. What it
+// returns is a transport.Transport and nothing more: a Session for stdio,
+// HTTP and WebSocket, the gRPC client for --grpc. The commands use the
+// interface alone (transport.Call for --json), so every transport serves
+// them the same way (DESIGN.md).
+type dialer func(ctx context.Context) (transport.Transport, error)
 
 // chooseServer turns the transport flag into a dialer. It is the one place
 // that knows the transports: a new one is a case here (and its flag in
@@ -37,19 +41,19 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (*transport.Session, error) {
+		return func(ctx context.Context) (transport.Transport, error) {
 			conn, err := start(ctx)
 			if err != nil {
 				return nil, &stageError{stage: "start " + name, err: err}
 			}
-			return transport.Connect(ctx, conn, sessionOpts)
+			return connect(ctx, conn, sessionOpts)
 		}, nil
 	case "http":
 		return httpDialer(o, logger, sessionOpts)
 	case "ws":
 		return wsDialer(o, logger, sessionOpts)
 	case "grpc":
-		return grpcDialer(o, logger, sessionOpts)
+		return grpcDialer(o, logger)
 	case "":
 		return nil, usagef(`no server: give one with --stdio "CMD ARGS..."`)
 	default:
@@ -58,10 +62,20 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 	}
 }
 
+// connect runs the handshake over conn. It returns the Session as a
+// Transport, and a nil interface, not a nil *Session in one, on failure.
+func connect(ctx context.Context, conn transport.Conn, opts *transport.Options) (transport.Transport, error) {
+	s, err := transport.Connect(ctx, conn, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // stdioStarter parses --stdio like a shell would (running none) and returns
 // what starts the server, and the command's name for messages. A bad
 // command line is a usage error.
-func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) (*stdio.Conn, error), name string, err error) {
+func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) (transport.Conn, error), name string, err error) {
 	argv, err := splitCommand(o.server.value)
 	if err == nil && argv[0] == "" {
 		err = errors.New("empty command name")
@@ -69,7 +83,11 @@ func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) 
 	if err != nil {
 		return nil, "", usagef("--stdio: %v", err)
 	}
-	return func(ctx context.Context) (*stdio.Conn, error) {
-		return stdio.Start(ctx, &stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
+	return func(ctx context.Context) (transport.Conn, error) {
+		conn, err := stdio.Start(ctx, &stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return conn, nil
 	}, argv[0], nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -23,15 +22,11 @@ func toolsCommand(inv *invocation) (operation, error) {
 	if len(inv.args) > 0 {
 		return nil, usagef("tools takes no arguments, got %q", inv.args[0])
 	}
-	return func(ctx context.Context, s *transport.Session, stdout io.Writer) error {
+	return func(ctx context.Context, t transport.Transport, stdout io.Writer) error {
 		if inv.opts.json {
-			tools, err := listToolsRaw(ctx, s)
-			if err != nil {
-				return err
-			}
-			return writeToolsJSON(stdout, tools)
+			return writeToolsJSON(ctx, t, stdout)
 		}
-		tools, err := s.ListTools(ctx)
+		tools, err := t.ListTools(ctx)
 		if err != nil {
 			return err
 		}
@@ -39,67 +34,20 @@ func toolsCommand(inv *invocation) (operation, error) {
 	}, nil
 }
 
-// maxPages bounds a listing, as the engine's own ListTools does, so that a
-// server that hands out new cursors forever cannot fill memory before the
-// timeout.
-const maxPages = 10000
-
-// listToolsRaw fetches every page of tools/list and returns the tool
-// objects as the server sent them. It does not go through mcp.Tool, so a
-// field tako does not model, or a schema keyword in an unusual spelling,
-// reaches --json output byte for byte. It follows the rules of the engine's
-// ListTools: no tools capability means no tools, and only an absent
-// nextCursor ends the list (or an empty one, before 2026-07-28).
-func listToolsRaw(ctx context.Context, s *transport.Session) ([]json.RawMessage, error) {
-	info := s.ServerInfo()
-	if info.Capabilities.Tools == nil {
-		return nil, nil
+// writeToolsJSON prints the tools/list result on one line, as the protocol
+// has it, every page merged into one list (transport.Call fetches them):
+// the tool objects are the server's bytes, so a field tako does not model,
+// or a schema keyword in an unusual spelling, reaches the output unchanged.
+// Pipe it to jq to read it. A server that declared no tools has none, as
+// for ListTools, and is not asked.
+func writeToolsJSON(ctx context.Context, t transport.Transport, w io.Writer) error {
+	raw := json.RawMessage(`{"tools":[]}`)
+	if t.ServerInfo().Capabilities.Tools != nil {
+		if err := transport.Call(ctx, t, mcp.MethodToolsList, nil, &raw); err != nil {
+			return err
+		}
 	}
-	modern := mcp.IsModernVersion(info.ProtocolVersion)
-	var (
-		all    []json.RawMessage
-		params any // nil for the first page, as the engine sends it
-		seen   = make(map[string]bool)
-	)
-	for range maxPages {
-		var raw json.RawMessage
-		if err := s.Call(ctx, mcp.MethodToolsList, params, &raw); err != nil {
-			return nil, err
-		}
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor *string           `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("malformed result: %v: %w", err, transport.ErrProtocol)
-		}
-		all = append(all, page.Tools...)
-		next := page.NextCursor
-		if next == nil || (!modern && *next == "") {
-			return all, nil
-		}
-		if seen[*next] {
-			return nil, fmt.Errorf("server returned cursor %q twice: %w", *next, transport.ErrProtocol)
-		}
-		seen[*next] = true
-		params = &mcp.ListToolsParams{Cursor: next}
-	}
-	return nil, fmt.Errorf("more than %d pages: %w", maxPages, transport.ErrProtocol)
-}
-
-// writeToolsJSON prints {"tools":[...]} on one line, the tool objects
-// copied unchanged; pipe it to jq to read it.
-func writeToolsJSON(w io.Writer, tools []json.RawMessage) error {
-	var b bytes.Buffer
-	b.WriteString(`{"tools":[`)
-	for i, t := range tools {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(t)
-	}
-	b.WriteString("]}\n")
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(append(raw[:len(raw):len(raw)], '\n'))
 	return err
 }
 

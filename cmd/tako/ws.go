@@ -33,7 +33,7 @@ func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (*transport.Session, error) {
+	return func(ctx context.Context) (transport.Transport, error) {
 		if h, err := ac.Header(ctx); err == nil && h.Get("Authorization") != "" && opts.Header.Get("Authorization") == "" {
 			opts.Header.Set("Authorization", h.Get("Authorization"))
 		}
@@ -41,7 +41,7 @@ func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (
 		if err != nil {
 			return nil, &stageError{stage: "reach " + u, err: err}
 		}
-		return transport.Connect(ctx, conn, sessionOpts)
+		return connect(ctx, conn, sessionOpts)
 	}, nil
 }
 
@@ -74,7 +74,17 @@ func headerFlags(kvs []string) http.Header {
 // wsBridgeEnd serves the bridge's server over WebSocket (--listen-ws ADDR):
 // each client that connects to ws://ADDR/mcp (or ws://ADDR/) gets a backend
 // of its own.
-var wsBridgeEnd = bridgeEnd{name: "ws", serve: serveWSBridge}
+var wsBridgeEnd = bridgeEnd{name: "ws", check: checkWSBridge, serve: serveWSBridge}
+
+// checkWSBridge refuses --client-ca: the WebSocket end does not verify
+// client certificates, and a flag that looks like mutual TLS must not be
+// ignored in silence.
+func checkWSBridge(o *options) error {
+	if o.grpc.clientCA != "" {
+		return usagef("--listen-ws does not verify client certificates: --client-ca is for --listen-grpc (serve it from a bridge of its own)")
+	}
+	return nil
+}
 
 // shutdownGrace bounds how long a bridge end waits, once told to stop, for
 // HTTP requests still being answered; open WebSocket connections are then

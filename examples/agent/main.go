@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	agent, err := orchestrator.NewContext(ctx, orchestrator.Config{
+	agent, err := orchestrator.New(ctx, orchestrator.Config{
 		Provider:            p,
 		SystemPrompt:        "You are a helpful assistant. Use the tools when they help.",
 		MCPServers:          mcpServers,
