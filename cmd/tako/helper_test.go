@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // helperEnv, set in the environment of the test binary, makes it a small
@@ -47,6 +50,10 @@ func helperMain(mode string) int {
 		fmt.Fprintln(os.Stderr, "helper: cannot open /etc/helper.conf: no such file or directory")
 		return 4
 	case "server":
+	case "stubborn":
+		// The server, which outlives its stdin and ignores SIGTERM.
+		signal.Ignore(syscall.SIGTERM)
+		defer time.Sleep(10 * time.Minute)
 	default:
 		fmt.Fprintf(os.Stderr, "helper: unknown mode %q\n", mode)
 		return 2

@@ -113,9 +113,12 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 			"protocol", info.ProtocolVersion)
 	}
 	err = op(opCtx, s, stdout)
-	// Close is bounded by the session itself; its error matters only when
-	// everything else went well, and even then the answer is already out.
-	if cerr := s.Close(); cerr != nil && logger != nil {
+	// Close is bounded by the transport itself; its error matters only
+	// when everything else went well, and even then the answer is out.
+	// Under --timeout (or an interrupt) the close keeps the same
+	// deadline: a server that ignores its stdin closing and SIGTERM is
+	// killed when it passes, not after the graces (DESIGN.md rule 3).
+	if cerr := closeWithin(ctx, opCtx, inv.opts.timeout > 0, s); cerr != nil && logger != nil {
 		logger.Debug("close", "err", cerr)
 	}
 	var te *toolError
@@ -227,4 +230,14 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// closeWithin closes t, bounded by opCtx when the command has a deadline
+// or was interrupted and t can close within a context (a Session).
+func closeWithin(ctx, opCtx context.Context, deadline bool, t transport.Transport) error {
+	c, ok := t.(interface{ CloseContext(context.Context) error })
+	if !ok || (!deadline && ctx.Err() == nil) {
+		return t.Close()
+	}
+	return c.CloseContext(opCtx)
 }
