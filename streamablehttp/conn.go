@@ -129,7 +129,11 @@ type Options struct {
 	HeaderFunc func(ctx context.Context) http.Header
 
 	// MaxMessageSize caps one incoming message (a JSON body or one SSE
-	// event) in bytes. Zero means DefaultMaxMessageSize.
+	// event) in bytes. It is also the Conn's budget for the bytes all its
+	// streams have read and not yet turned into messages: past it, a
+	// stream waits for the others (see budget.go), so concurrent calls
+	// with large answers hold about twice this at most, not this many
+	// times over. Zero means DefaultMaxMessageSize.
 	MaxMessageSize int
 
 	// Reconnect governs re-opening dropped SSE streams (the standalone GET
@@ -200,6 +204,7 @@ type Conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	q      queue
+	budget *budget // for the bytes every stream has read and not yet delivered
 
 	mu        sync.Mutex
 	closed    bool
@@ -278,6 +283,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.budget = newBudget(c.maxSize)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.q.init()
 	return c, nil

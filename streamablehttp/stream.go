@@ -20,7 +20,9 @@ import (
 
 // readJSONBody reads an application/json answer: one message or a batch.
 func (c *Conn) readJSONBody(r *request, body io.Reader) {
-	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxSize)+1))
+	br := c.budget.reader(r.ctx, body)
+	defer br.done()
+	b, err := io.ReadAll(io.LimitReader(br, int64(c.maxSize)+1))
 	switch {
 	case err != nil:
 		if c.pending(r) && c.ctx.Err() == nil && r.ctx.Err() == nil {
@@ -169,7 +171,9 @@ type streamState struct {
 // r, until r's response has passed, delivering its messages. onEvent, when
 // set, sees every non-message event first (the 2024-11-05 endpoint event).
 func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, r *request, onEvent func(event)) error {
-	er := newEventReader(body, c.maxSize+4096)
+	br := c.budget.reader(ctx, body)
+	defer br.done()
+	er := newEventReader(br, c.maxSize+4096)
 	for {
 		ev, err := er.Next()
 		if err != nil {
@@ -194,6 +198,7 @@ func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, 
 			continue // a priming event
 		}
 		msgs, err := mcp.DecodeMessages(ev.data)
+		br.delivered()
 		if err != nil {
 			c.q.push(item{err: &transport.MessageError{Err: fmt.Errorf("%w: SSE event: %v", transport.ErrProtocol, err)}})
 			continue
