@@ -395,7 +395,11 @@ func (k *transportKit) serverRequest(t *testing.T, method, tool string, args any
 		if err == nil && !res.IsError {
 			t.Errorf("%s returned %q without the client's answer, want an error or a tool error", tool, res.Text())
 		}
-		t.Logf("not carried: %s ended with err %v, result %+v", method, err, res)
+		if err != nil {
+			t.Logf("%s is not carried: the call failed with %v", method, err)
+		} else {
+			t.Logf("%s is not carried: the call ended with a tool error: %s", method, res.Text())
+		}
 		return
 	}
 	if err != nil {
