@@ -146,12 +146,6 @@ func hasCursor(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &p) == nil && p.Cursor != nil
 }
 
-// rawPage is one page of a list result, kept as JSON.
-type rawPage struct {
-	members map[string]json.RawMessage
-	items   []json.RawMessage
-}
-
 // callList fetches every page of list method and merges them: the first
 // page's members, the list member holding every page's items, no
 // nextCursor. The items are the server's bytes.
