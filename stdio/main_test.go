@@ -22,7 +22,8 @@ import (
 // serverEnv makes the test binary, re-executed by a test, act as an MCP
 // server on its stdin and stdout instead of running the tests. Its value is
 // the mode: "echo" serves until stdin ends; "reference" serves mcptest's
-// reference server; "stubborn" ignores SIGTERM and
+// reference server, and "reference-paged" the same with three tools per
+// tools/list page; "stubborn" ignores SIGTERM and
 // keeps running after stdin ends; "deaf" never reads stdin; "closestdin"
 // and "closestdout" close that pipe and live on; "sleep" just sleeps (a
 // grandchild).
@@ -66,6 +67,8 @@ func runServer(mode string) int {
 		return 0
 	case "reference":
 		return serveReference()
+	case "reference-paged":
+		return serveReferencePaged()
 	case "closestdin", "closestdout":
 		// Close one pipe, say so on stdout (after closing stdin, before
 		// closing stdout), and live on.

@@ -390,13 +390,18 @@ func (s *Session) notification(msg *mcp.Message) {
 			s.log.Debug("mcp: progress for a token we did not send", "token", string(p.ProgressToken))
 			return
 		}
+		// The callback is read under the lock: once the call takes itself
+		// out of pending, its pendingCall goes back to the pool and may
+		// serve another call, so it must not be touched after that.
+		var fn func(mcp.ProgressParams)
 		s.mu.Lock()
-		pc := s.pending[n]
+		if pc := s.pending[n]; pc != nil {
+			fn = pc.progress
+		}
 		s.mu.Unlock()
-		if pc == nil || pc.progress == nil {
+		if fn == nil {
 			return
 		}
-		fn := pc.progress
 		s.queueEvent(func() { fn(p) })
 		return
 	case mcp.NotificationCancelled:

@@ -1,54 +1,3 @@
-// Package transporttest is a conformance kit for transport.Conn
-// implementations: tako's own (stdio, Streamable HTTP, WebSocket) and
-// anyone's (a Unix socket, a message bus, a custom framing). A Conn that
-// passes it carries the whole protocol through tako's Session engine.
-//
-// Run takes a dial function that returns a fresh Conn whose other end is
-// served by mcptest.NewReference: in the same process, in a subprocess, or
-// across a network. It then runs two groups of subtests:
-//
-//   - "Conn": the Conn alone, without a Session: a ping written and its
-//     answer read, concurrent Writes, Close unblocking a pending Read, Read
-//     and Write after Close failing with an error that wraps
-//     transport.ErrClosed or transport.ErrConnectionLost, Close twice;
-//   - "Session/<version>": through transport.Connect, once per protocol
-//     version ("auto" lets the Session probe and pick, which against the
-//     reference server means 2026-07-28; "2025-11-25" pins the legacy
-//     handshake): handshake, tools/list, an echo round trip, 200 concurrent
-//     calls each answered with its own result, a 4 MiB result intact,
-//     progress, the sampling, elicitation and roots handlers, notifications
-//     reaching Subscribe, cancellation by context, tool errors, and Close
-//     (idempotent, unblocking a pending call, later calls failing with
-//     transport.ErrClosed).
-//
-// Usage, for a Conn over an in-process pipe (see pipe_test.go):
-//
-//	func TestMyConn(t *testing.T) {
-//		srv := mcptest.NewReference(mcptest.Options{})
-//		transporttest.Run(t, func(t *testing.T) transport.Conn {
-//			clientEnd, serverEnd := myconn.Pair()
-//			ctx, cancel := context.WithCancel(context.Background())
-//			done := make(chan error, 1)
-//			go func() { done <- srv.Serve(ctx, serverEnd) }()
-//			t.Cleanup(func() { cancel(); <-done })
-//			return clientEnd
-//		}, transporttest.WithServer(srv))
-//	}
-//
-// For a Conn to a subprocess or a network server, dial starts or reaches a
-// server built with mcptest.NewReference (examples/demo-server is one that
-// speaks stdio) and registers its cleanup with t.Cleanup. Without
-// WithServer, the checks that need to see the server's side (that a
-// cancelled call reached it as notifications/cancelled) are skipped; every
-// other check runs.
-//
-// Every Session and Conn the kit opens is closed by the end of its subtest,
-// so a goleak.VerifyTestMain in the calling package also checks that the
-// Conn leaves no goroutine behind.
-//
-// The kit waits for nothing with a sleep: it waits for messages, and bounds
-// every wait by a generous limit (Timeout) that only turns a hang into a
-// failure. Run it with -race: several checks exist to catch data races.
 package transporttest
 
 import (
@@ -79,6 +28,7 @@ type Option func(*config)
 type config struct {
 	server   *mcptest.Server
 	versions []string
+	requests []string // RunTransport: server requests the Transport carries
 }
 
 // WithServer names the mcptest.Server that serves the dialled Conns, in
