@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -109,10 +110,8 @@ type serverParams struct {
 //	spawn   starts a sleeping grandchild holding stdout, answers {"pid": N}
 //	stderr  writes stderr, answers {}
 func serve() {
-	conn := stdio.NewStreamConn(os.Stdin, os.Stdout, stdio.StreamOptions{})
-	raw := conn.(interface {
-		WriteRaw(context.Context, []byte) error
-	})
+	raw := &mcptest.RawStream{W: os.Stdout}
+	conn := stdio.NewStreamConn(os.Stdin, raw, stdio.StreamOptions{})
 	ctx := context.Background()
 	reply := func(id mcp.ID, result any) {
 		m, err := mcp.NewResponse(id, result, nil)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -67,9 +68,6 @@ type StreamOptions struct {
 // (*os.File on a pipe, net.Conn). Writing to a broken standard output kills
 // a Go program with SIGPIPE unless it handles that signal: that is how a
 // server whose client went away ends.
-//
-// The returned Conn also implements WriteRaw(ctx, b []byte) error, which
-// writes bytes outside the framing (tests use it to play a misbehaving peer).
 func NewStreamConn(r io.Reader, w io.Writer, opts StreamOptions) transport.Conn {
 	f := newFramer(r, w, opts.MaxMessageSize, opts.Logger)
 	f.closeStream = func() {
@@ -164,14 +162,14 @@ type framer struct {
 	readDone chan struct{}
 	finalErr error // why reading ended; set before in is closed
 
-	w    io.Writer
-	wdl  deadlineWriter // w's deadline setter, or nil
-	wsem chan struct{}
-	wbuf []byte // guarded by wsem
+	w     io.Writer
+	wdl   deadlineWriter // w's deadline setter, or nil
+	wlock writelock.Lock
+	wbuf  []byte // guarded by wlock
 	// wpend is how many bytes at the start of wbuf are the unsent tail of a
 	// message whose write a context interrupted. They go out before the
 	// next message, so the peer never sees half a line followed by another
-	// message. Guarded by wsem.
+	// message. Guarded by wlock.
 	wpend int
 
 	// wdMu guards the write deadline against a context's AfterFunc that
@@ -212,7 +210,7 @@ func newFramer(r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *fram
 		in:       make(chan inbound),
 		readDone: make(chan struct{}),
 		w:        w,
-		wsem:     make(chan struct{}, 1),
+		wlock:    writelock.New(),
 		closing:  make(chan struct{}),
 	}
 	f.wdl, _ = w.(deadlineWriter)
@@ -524,27 +522,17 @@ func (f *framer) Write(ctx context.Context, msg *mcp.Message) error {
 	if msg == nil {
 		return errors.New("stdio: Write of a nil message")
 	}
-	return f.write(ctx, msg, nil)
+	return f.write(ctx, msg)
 }
 
-// WriteRaw writes b as is, outside the framing, between two messages. It
-// exists for tests that play a misbehaving peer (mcptest's Junk fault).
-func (f *framer) WriteRaw(ctx context.Context, b []byte) error {
-	return f.write(ctx, nil, b)
-}
-
-func (f *framer) write(ctx context.Context, msg *mcp.Message, raw []byte) error {
-	if err := ctx.Err(); err != nil {
+func (f *framer) write(ctx context.Context, msg *mcp.Message) error {
+	if err := f.wlock.Acquire(ctx, f.closing, nil); err != nil {
+		if err == writelock.ErrClosing {
+			return f.closedErr()
+		}
 		return err
 	}
-	select {
-	case f.wsem <- struct{}{}:
-	case <-f.closing:
-		return f.closedErr()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-f.wsem }()
+	defer f.wlock.Release()
 	if f.isClosing() {
 		return f.closedErr()
 	}
@@ -555,19 +543,15 @@ func (f *framer) write(ctx context.Context, msg *mcp.Message, raw []byte) error 
 	}
 	start := f.wpend
 	buf := f.wbuf[:start]
-	if msg != nil {
-		// Room for the whole line up front: a big message is then copied
-		// once, not regrown as each piece is appended.
-		need := len(msg.Method) + len(msg.Params) + len(msg.Result) + 128
-		if msg.Error != nil {
-			need += len(msg.Error.Message) + len(msg.Error.Data)
-		}
-		buf = slices.Grow(buf, need)
-		buf = msg.AppendJSON(buf)
-		buf = append(buf, '\n')
-	} else {
-		buf = append(buf, raw...)
+	// Room for the whole line up front: a big message is then copied once,
+	// not regrown as each piece is appended.
+	need := len(msg.Method) + len(msg.Params) + len(msg.Result) + 128
+	if msg.Error != nil {
+		need += len(msg.Error.Message) + len(msg.Error.Data)
 	}
+	buf = slices.Grow(buf, need)
+	buf = msg.AppendJSON(buf)
+	buf = append(buf, '\n')
 	n, err := f.writeCtx(ctx, buf)
 	f.wpend = 0
 	if err != nil {

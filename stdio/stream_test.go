@@ -244,19 +244,3 @@ func TestStreamInterruptedWriteKeepsFraming(t *testing.T) {
 	}
 }
 
-func TestStreamWriteRaw(t *testing.T) {
-	client, server := streamPair(t, stdio.StreamOptions{})
-	raw := server.(interface {
-		WriteRaw(context.Context, []byte) error
-	})
-	ctx := context.Background()
-	go func() {
-		_ = raw.WriteRaw(ctx, []byte("junk\n"))
-		resp, _ := mcp.NewResponse(mcp.Int64ID(1), nil, nil)
-		_ = server.Write(ctx, resp)
-	}()
-	m, err := client.Read(ctx)
-	if err != nil || m.ID != mcp.Int64ID(1) {
-		t.Errorf("Read: %+v, %v", m, err)
-	}
-}

@@ -59,6 +59,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -257,8 +258,8 @@ type Conn struct {
 	// handing is true while the reader waits for Read to take a message.
 	handing atomic.Bool
 
-	wsem chan struct{} // one-slot semaphore for data writes
-	wbuf []byte        // guarded by wsem
+	wlock writelock.Lock // taken by each data write
+	wbuf  []byte         // guarded by wlock
 
 	mu       sync.Mutex
 	err      error         // the first fatal error; set once
@@ -284,7 +285,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		msgs:     make(chan *mcp.Message),
 		bad:      make(chan error),
 		alive:    make(chan struct{}, 1),
-		wsem:     make(chan struct{}, 1),
+		wlock:    writelock.New(),
 		dead:     make(chan struct{}),
 		closing:  make(chan struct{}),
 		readDone: make(chan struct{}),
@@ -513,19 +514,13 @@ func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
 // ends while its frame is on the wire ends the connection, since a frame
 // cut short leaves the stream unusable.
 func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
-	if err := ctx.Err(); err != nil {
+	if err := c.wlock.Acquire(ctx, c.closing, c.dead); err != nil {
+		if err == writelock.ErrClosing {
+			return c.finalErr()
+		}
 		return err
 	}
-	select {
-	case c.wsem <- struct{}{}:
-	case <-c.dead:
-		return c.finalErr()
-	case <-c.closing:
-		return c.finalErr()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-c.wsem }()
+	defer c.wlock.Release()
 	select {
 	case <-c.dead:
 		return c.finalErr()

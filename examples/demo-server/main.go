@@ -121,7 +121,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
-	var conn transport.Conn = stdio.NewStreamConn(stdin, stdout, stdio.StreamOptions{Logger: logger})
+	// Junk lines go to stdout between messages, through the same writer.
+	out := &mcptest.RawStream{W: stdout}
+	conn := mcptest.WithRaw(stdio.NewStreamConn(stdin, out, stdio.StreamOptions{Logger: logger}), out)
 	if *verbose {
 		conn = &loggingConn{Conn: conn, log: logger}
 	}
