@@ -31,11 +31,20 @@ import (
 // poison the connection (the engine fails the request with that id, if any,
 // and reads on). Any other error from Read is final: the connection is gone.
 //
-// What only the wire can see reaches the engine as typed errors, and the
-// engine decides what to do: a request failed with an error wrapping
+// Contexts: Write's ctx bounds the write. For a request, it is also the
+// context of the call that made it (the Session passes the call's own), so
+// a Conn whose answer arrives on a stream of its own (Streamable HTTP) may
+// stop reading that stream when ctx ends before the answer: the caller
+// has given up.
+//
+// What only the wire can see reaches the engine as typed errors, for every
+// kind of message the Conn writes (requests, notifications, answers to
+// server requests), and the engine decides what to do: an error wrapping
 // ErrSessionExpired (from Write, or as a MessageError) makes the engine run
-// the legacy handshake again and retry the request once with a new id; one
-// wrapping ErrRequestLost is re-sent with a new id.
+// the legacy handshake again and send the message once more; a request
+// failed with one wrapping ErrRequestLost is re-sent with a new id. In the
+// other direction a Conn that needs protocol state implements Informed and
+// is told it.
 type Conn interface {
 	// Read returns the next message from the server. It blocks until one
 	// arrives, ctx is done, or the connection ends.

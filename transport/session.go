@@ -5,21 +5,29 @@ package transport
 // Session is the one engine between a Conn (messages) and a Transport
 // (operations). Everything that is protocol rather than wire lives here, once:
 // id allocation, matching responses to calls, the handshake and era detection,
-// per-request _meta, multi round-trip retries, answering the server's
-// requests, progress, cancellation and pagination.
+// per-request _meta, multi round-trip retries (Rounds, rounds.go), answering
+// the server's requests (Handlers.Serve), progress, cancellation, pagination
+// and the renewal of expired legacy sessions.
 //
-// Goroutines. A Session runs exactly two goroutines of its own for its whole
-// life, plus one per server-to-client request being answered:
+// Goroutines. A Session runs three goroutines of its own for its whole life,
+// plus one per server-to-client request being answered (at most
+// Options.MaxServerRequests of those) and, on the 2026-07-28 wire, one
+// holding the subscriptions/listen stream:
 //
 //   - the reader calls Conn.Read in a loop. It routes a response to the
 //     waiting call through that call's buffered channel, queues notifications
-//     and progress for the event goroutine, and starts a handler goroutine for
-//     each server request. It never writes to the Conn and never runs user
-//     code, so a slow callback or a full pipe cannot stall the reading side
-//     (a reader that blocks on a write to a server that blocks on its own
-//     write is the classic stdio deadlock);
+//     and progress for the event goroutine (a bounded queue: past
+//     Options.MaxQueuedNotifications they are dropped and counted, never a
+//     response), and starts a handler goroutine for each server request,
+//     or hands the request to the refusal goroutine past the bound. It never
+//     writes to the Conn and never runs user code, so a slow callback or a
+//     full pipe cannot stall the reading side (a reader that blocks on a
+//     write to a server that blocks on its own write is the classic stdio
+//     deadlock);
 //   - the event goroutine delivers notifications and progress to user
-//     callbacks one at a time, in arrival order.
+//     callbacks one at a time, in arrival order;
+//   - the refusal goroutine writes the busy errors for server requests past
+//     the bound, one at a time, each bounded.
 //
 // Calls run on their callers' goroutines: a call registers itself in the
 // pending map, writes its request and waits for its response, its context,
@@ -27,12 +35,22 @@ package transport
 // completes it; that single rule is what keeps a late response, a
 // cancellation and a dying connection from racing each other.
 //
+// The wire knows, the engine acts. A Conn reports what only it can see as
+// typed errors (ErrSessionExpired, ErrRequestLost, ErrAuthRequired) on every
+// kind of message, and the engine decides: an expired legacy session is
+// renewed once per expiry, whichever message met it, and a session that
+// cannot be renewed ends with Err set (renewSession in call.go). A Conn that
+// frames messages with protocol state (Informed, informed.go) is told it by
+// the engine instead of parsing messages to learn it.
+//
 // Shutdown. The first of Close and a fatal Read error records the reason and
 // closes done, which fails every pending call at once with an error wrapping
 // ErrClosed (our Close) or the Conn's error (which wraps ErrConnectionLost).
 // Then the Conn is closed (for stdio, the spec's stdin/SIGTERM/SIGKILL
-// sequence) and Close waits, bounded by Options.CloseTimeout, for the reader,
-// the event goroutine and any handler still running.
+// sequence) and CloseContext waits, bounded by its context (Close: by
+// Options.CloseTimeout), for the Conn and the goroutines; past the bound a
+// Conn that can abort is aborted (stdio kills its process group), so the
+// caller's deadline is kept and nothing is left running.
 
 import (
 	"context"
