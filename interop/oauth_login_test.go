@@ -20,12 +20,14 @@ var (
 )
 
 // takoCLI builds the tako command once, from the root module (its own
-// go.mod, so the binary is the one users build), into peerBin.
+// go.mod, so the binary is the one users build), into peerBin. With -race:
+// the CLI is checked too, and `make test` has just compiled its packages
+// that way for the root module's tests, so this is mostly a link.
 func takoCLI(t *testing.T) string {
 	t.Helper()
 	takoOnce.Do(func() {
 		bin := filepath.Join(peerBin, "tako")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/tako")
+		build := exec.Command("go", "build", "-race", "-o", bin, "./cmd/tako")
 		build.Dir = ".."
 		if out, err := build.CombinedOutput(); err != nil {
 			takoBuild = errors.New(err.Error() + ": " + string(out))
@@ -67,6 +69,7 @@ func runTako(t *testing.T, ctx context.Context, env []string, args ...string) (s
 // `tako call` without a second authorization. Under CI=true a missing
 // Chromium fails the test.
 func TestOAuthLoginChromium(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		requireInstalled(t, "chromium is not installed (apt-get install -y chromium)")
@@ -116,6 +119,7 @@ func TestOAuthLoginChromium(t *testing.T) {
 // token), the next `tako tools` gets the server's 401 and obtains a new
 // one with the same grant and the stored client, without a login.
 func TestOAuthLoginClientCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	p := startOAuthPeer(t)
 	p.SetTokenLifetime(3 * time.Second)

@@ -62,6 +62,7 @@ func waitPast(t *testing.T, ctx context.Context, at time.Time) {
 //   - a tool that needs mcp:admin gets 403 insufficient_scope, and tako
 //     steps up with the union of the scopes and succeeds.
 func TestOAuthRealAS(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	p := startOAuthPeer(t)
 	p.SetTokenLifetime(3 * time.Second)
