@@ -242,8 +242,8 @@ func (c *Client) GetRequestMetadata(ctx context.Context, _ ...string) (map[strin
 }
 
 // RequireTransportSecurity implements PerRPCCredentials: tokens go over
-// TLS only.
-func (c *Client) RequireTransportSecurity() bool { return true }
+// TLS only, unless Config.GRPCInsecurePlaintext says otherwise.
+func (c *Client) RequireTransportSecurity() bool { return !c.cfg.GRPCInsecurePlaintext }
 
 // HandleUnauthorized acts on a 401 or 403 from the MCP server (resp's body
 // may already be closed; its header and Request are read). It returns nil

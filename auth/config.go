@@ -54,6 +54,13 @@ type Config struct {
 	DPoP    bool
 	DPoPKey crypto.Signer
 
+	// GRPCInsecurePlaintext lets the Client, as gRPC per-RPC credentials,
+	// be used on a connection without transport security (a loopback
+	// test server): gRPC then sends the token in the clear. Without it
+	// RequireTransportSecurity is true, and gRPC refuses to attach the
+	// token to a plaintext connection.
+	GRPCInsecurePlaintext bool
+
 	// LegacyProtocolVersion is sent as MCP-Protocol-Version when fetching
 	// the 2025-03-26 fallback metadata; empty means 2025-03-26.
 	LegacyProtocolVersion string

@@ -146,6 +146,7 @@ func (c *Client) authorize(ctx context.Context, ch *ResourceChallenge, stepUp bo
 	}
 	rec.Token = tok
 	rec.Indicator = t.resource
+	rec.Grant = grantName(c.cfg.Grant)
 	return c.save(ctx, rec, t.md)
 }
 

@@ -67,6 +67,11 @@ type Record struct {
 	// Indicator is the resource parameter sent for the token (RFC 8707):
 	// the protected resource metadata's resource, or Resource.
 	Indicator string `json:"resource_indicator,omitempty"`
+	// Grant is the grant the token came from: "authorization_code",
+	// "client_credentials", "jwt_bearer" or "enterprise_managed". A
+	// program that reloads the record (tako after `tako login
+	// --client-credentials`) can configure the same grant to renew it.
+	Grant string `json:"grant,omitempty"`
 	// Saved is when the record was last saved.
 	Saved time.Time `json:"saved,omitzero"`
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -183,18 +184,26 @@ func openBrowser(u string) error {
 }
 
 // Headless is the UserStep for tests and automated clients whose
-// authorization server answers the authorization request at once with a
-// redirect (as the conformance suite's does, or a test server that
-// auto-approves): it GETs the authorization URL without following the
-// redirect and reads code, state and iss from its Location.
+// authorization server answers the authorization request without a
+// person: at once with a redirect (as the conformance suite's does), or
+// through redirects of its own (a login page that approves a test user,
+// then the server's callback), as long as they stay at the authorization
+// endpoint's origin. Headless GETs the authorization URL, follows those
+// redirects (at most MaxHeadlessRedirects, with a cookie jar of its own
+// when the HTTPClient has none) and reads code, state and iss from the
+// Location that goes to the redirect URI. Nothing needs to listen there.
 type Headless struct {
 	// RedirectURL is the redirect URI to use; nothing needs to listen
 	// there. Empty means http://localhost:3000/callback.
 	RedirectURL string
-	// HTTPClient sends the request; nil means http.DefaultClient's
-	// transport.
+	// HTTPClient sends the requests; nil means http.DefaultClient. Its
+	// redirect policy is replaced.
 	HTTPClient *http.Client
 }
+
+// MaxHeadlessRedirects bounds the redirects Headless follows within the
+// authorization server before the one to the redirect URI.
+const MaxHeadlessRedirects = 10
 
 // Start implements UserStep.
 func (h *Headless) Start(context.Context) (Redirect, error) { return headless{h}, nil }
@@ -217,29 +226,56 @@ func (r headless) Wait(ctx context.Context, authURL string) (url.Values, error) 
 	}
 	c := *base
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("auth: authorization URL: %w", err)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("auth: authorization request to %s: %w", redactURL(authURL), err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode < 300 || resp.StatusCode > 399 {
-		return nil, fmt.Errorf("auth: authorization request to %s: HTTP %d, not a redirect", redactURL(authURL), resp.StatusCode)
-	}
-	loc, err := resp.Location()
-	if err != nil {
-		return nil, fmt.Errorf("auth: authorization redirect: %w", err)
+	if c.Jar == nil {
+		// A login step may set a session cookie for the next hop.
+		c.Jar, _ = cookiejar.New(nil)
 	}
 	want, err := url.Parse(r.URL())
 	if err != nil {
 		return nil, err
 	}
-	if !sameOrigin(loc, want) || strings.TrimSuffix(loc.Path, "/") != strings.TrimSuffix(want.Path, "/") {
-		return nil, fmt.Errorf("auth: authorization redirect goes to %s, not the redirect URI", redactURL(loc.String()))
+	start, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization URL: %w", err)
 	}
-	return loc.Query(), nil
+	next := start
+	for range MaxHeadlessRedirects + 1 {
+		loc, err := headlessHop(ctx, &c, next)
+		if err != nil {
+			return nil, err
+		}
+		if sameOrigin(loc, want) && strings.TrimSuffix(loc.Path, "/") == strings.TrimSuffix(want.Path, "/") {
+			return loc.Query(), nil
+		}
+		if !sameOrigin(loc, start) {
+			// Somewhere else than the server and the redirect URI: a
+			// person's step (an identity provider's login) that no
+			// headless client can take.
+			return nil, fmt.Errorf("auth: authorization redirect goes to %s, not the redirect URI", redactURL(loc.String()))
+		}
+		next = loc
+	}
+	return nil, fmt.Errorf("auth: authorization at %s: more than %d redirects", redactURL(authURL), MaxHeadlessRedirects)
+}
+
+// headlessHop GETs u and returns where its redirect goes.
+func headlessHop(ctx context.Context, c *http.Client, u *url.URL) (*url.URL, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization URL: %w", err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization request to %s: %w", redactURL(u.String()), err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return nil, fmt.Errorf("auth: authorization request to %s: HTTP %d, not a redirect", redactURL(u.String()), resp.StatusCode)
+	}
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, fmt.Errorf("auth: authorization redirect: %w", err)
+	}
+	return loc, nil
 }

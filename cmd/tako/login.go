@@ -30,13 +30,27 @@ func tokenStore() (*auth.FileStore, error) {
 
 // storedAuth is the authorization --http and --ws calls use: the tokens
 // `tako login` stored, refreshed when they expire. It starts no
-// interactive flow: a server that wants one gets `tako login` first.
+// interactive flow: a server that wants one gets `tako login` first. A
+// token from `tako login --client-credentials` has no refresh token; the
+// client stored with it obtains a new one with the same grant when the
+// server refuses the old one.
 func storedAuth(server string) (*auth.Client, error) {
 	store, err := tokenStore()
 	if err != nil {
 		return nil, err
 	}
-	return auth.New(server, &auth.Config{Store: store})
+	cfg := &auth.Config{Store: store}
+	probe, err := auth.New(server, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := store.Load(context.Background(), probe.Resource(), "")
+	if err != nil || rec.Grant != "client_credentials" || rec.Client.ClientID == "" {
+		return probe, nil
+	}
+	cfg.Grant = auth.ClientCredentials{}
+	cfg.Client = &auth.StaticClient{ID: rec.Client.ClientID, Secret: rec.Client.ClientSecret, AuthMethod: rec.Client.AuthMethod, Issuer: rec.Issuer}
+	return auth.New(server, cfg)
 }
 
 // runLogin is `tako login [flags] URL`: it connects to the MCP server at
