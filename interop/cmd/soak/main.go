@@ -55,9 +55,11 @@ func run(duration, interval time.Duration, workers int) error {
 	// Two servers: the WebSocket bridge gives each client a server of its
 	// own, so one that dies takes only that client's connection; the gRPC
 	// bridge has one backend for all, whose death would end the bridge (as
-	// tako bridge --listen-grpc ends), so it gets no deaths.
-	srv := mcptest.NewReference(mcptest.Options{})
-	gsrv := mcptest.NewReference(mcptest.Options{})
+	// tako bridge --listen-grpc ends), so it gets no deaths. Neither keeps
+	// a record of what it received: a test server's memory is not the
+	// client's.
+	srv := mcptest.NewReference(mcptest.Options{DisableRecording: true})
+	gsrv := mcptest.NewReference(mcptest.Options{DisableRecording: true})
 
 	// The WebSocket bridge: each client gets its own in-process server.
 	wsh := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
