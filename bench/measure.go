@@ -26,8 +26,8 @@ type Config struct {
 
 // DefaultConfig is what `make bench-peers` runs.
 var DefaultConfig = Config{
-	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4000,
-	Big1Calls: 5, Big16Calls: 2, Tools: 2000, ListCalls: 3,
+	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 3000,
+	Big1Calls: 4, Big16Calls: 2, Tools: 2000, ListCalls: 2,
 }
 
 // ConcCallers is how many goroutines share one session in the throughput

@@ -190,7 +190,7 @@ var rows = []row{
 	{suite: "calls", key: "conc_p99_us", label: "p99 latency at 16 concurrent callers", unit: "µs"},
 	{suite: "calls", key: "close_ms", label: "Close after a busy session", unit: "ms"},
 	{suite: "calls", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
-	{suite: "calls", key: "conc_conns", label: "TCP connections opened, 4,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "calls", key: "conc_conns", label: "TCP connections opened, 3,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
 	{suite: "big", key: "big1_ms", label: "1 MiB tool result, time", unit: "ms"},
 	{suite: "big", key: "big1_heap_mib", label: "1 MiB tool result, heap allocated", unit: "MiB"},
@@ -272,7 +272,7 @@ func (r results) table(w io.Writer, transports []string, notes []string) []strin
 func format(v float64, unit string) string {
 	var s string
 	switch {
-	case v >= 10000:
+	case v >= 1000:
 		s = commas(int64(v + 0.5))
 	case v >= 100:
 		s = fmt.Sprintf("%.0f", v)
