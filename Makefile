@@ -70,9 +70,11 @@ bench:
 # -v shows why a client is skipped (the go-sdk client on the 16 MiB result).
 # CloseAfterBusy runs apart with a fixed count: its setup (a server and 1000
 # calls) is untimed, so the default -benchtime would run it hundreds of times.
+# Every client in a process of its own, 3 interleaved runs; prints the
+# tables of bench/README.md (progress on stderr).
 bench-peers:
-	cd bench && $(GO) test -v -run '^$$' -bench . -skip CloseAfterBusy -benchmem -count 1 -timeout 30m
-	cd bench && $(GO) test -v -run '^$$' -bench CloseAfterBusy -benchtime 20x -benchmem -count 1 -timeout 30m
+	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
+	./$(BIN)/bench/peers -bins $(BIN)/bench
 
 lint: fmt-check vet staticcheck
 

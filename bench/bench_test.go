@@ -4,9 +4,6 @@ import (
 	"context"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -16,29 +13,48 @@ import (
 // figure measured.
 const callTimeout = 2 * time.Minute
 
-// forEachClient runs fn as one sub-benchmark per client, named after it.
-func forEachClient(b *testing.B, fn func(b *testing.B, k kind)) {
-	for _, k := range kinds {
-		b.Run(k.name, func(b *testing.B) { fn(b, k) })
+// These benchmarks are for focused profiling (`-bench 'EchoCall/http/tako'
+// -cpuprofile ...`): the tables come from cmd/peers, which runs every client
+// in a process of its own. Here every client runs in the test process.
+
+// bench is one client over one transport, with its server.
+type bench struct {
+	t *Transport
+	k kind
+}
+
+// forEachClient runs fn as one sub-benchmark per transport and client,
+// named transport/client.
+func forEachClient(b *testing.B, fn func(b *testing.B, x bench)) {
+	for _, t := range Transports {
+		for _, k := range t.kinds {
+			b.Run(t.Name+"/"+k.name, func(b *testing.B) { fn(b, bench{t, k}) })
+		}
 	}
 }
 
-// open starts a client against the benchmark server. It is closed when the
+// open starts the server and a client against it. Both are closed when the
 // benchmark function returns (testing runs Cleanup after each run of it),
 // outside the timed region.
-func open(b *testing.B, k kind) client {
+func open(b *testing.B, x bench) client {
 	b.Helper()
-	bin := serverBin(b)
+	bins := testBins(b)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	c, err := k.start(ctx, bin)
+	ep, err := x.t.Serve(ctx, bins, 0)
 	if err != nil {
-		b.Fatalf("%s: start: %v", k.name, err)
+		b.Fatalf("server: %v", err)
+	}
+	b.Cleanup(func() { ep.Close() })
+	c, err := x.k.start(ctx, ep)
+	if err != nil {
+		b.Fatalf("%s: start: %v", x.k.name, err)
 	}
 	b.Cleanup(func() {
 		if err := c.Close(); err != nil {
-			b.Logf("%s: close: %v", k.name, err)
+			b.Logf("%s: close: %v", x.k.name, err)
 		}
+		CloseIdleHTTP()
 	})
 	return c
 }
@@ -58,39 +74,28 @@ func echoLoop(b *testing.B, c client) {
 	}
 }
 
-// BenchmarkEchoCall is the round trip of one small tool call over stdio:
+// BenchmarkEchoCall is the round trip of one small tool call:
 // ns/op is the mean latency, B/op and allocs/op the client's allocations
 // (the server is another process).
 func BenchmarkEchoCall(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) {
-		c := open(b, k)
+	forEachClient(b, func(b *testing.B, x bench) {
+		c := open(b, x)
 		b.ReportAllocs()
 		b.ResetTimer()
 		echoLoop(b, c)
 	})
 }
 
-// cpuTime is the user plus system time this process has used. RUSAGE_SELF
-// counts every thread of the test process (the client's goroutines, its GC)
-// and none of the server subprocess.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkClientCPU reports the client's CPU time per echo call
 // (cpu-ns/op): what a call costs the calling program, apart from waiting.
 func BenchmarkClientCPU(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) {
-		c := open(b, k)
+	forEachClient(b, func(b *testing.B, x bench) {
+		c := open(b, x)
 		b.ReportAllocs()
 		b.ResetTimer()
-		start := cpuTime(b)
+		start := cpuTime()
 		echoLoop(b, c)
-		used := cpuTime(b) - start
+		used := cpuTime() - start
 		b.StopTimer()
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	})
@@ -101,8 +106,8 @@ func BenchmarkClientCPU(b *testing.B) {
 // go-sdk client is expected to fail over stdio on a result larger than its
 // line cap: that is recorded as a skip with the error, not a failure of the
 // run. Any other error fails the benchmark.
-func bigLoop(b *testing.B, k kind, n int) {
-	c := open(b, k)
+func bigLoop(b *testing.B, x bench, n int) {
+	c := open(b, x)
 	ctx, cancel := callContext()
 	defer cancel()
 	b.ReportAllocs()
@@ -113,7 +118,7 @@ func bigLoop(b *testing.B, k kind, n int) {
 	for range b.N {
 		got, err := c.big(ctx, n)
 		if err != nil {
-			if k.name == "gosdk" && strings.Contains(err.Error(), "line length") {
+			if x.k.name == "gosdk" && strings.Contains(err.Error(), "line length") {
 				b.Skipf("the go-sdk client cannot take a %d-byte result (its CommandTransport caps an incoming line at mcp.DefaultMaxLineLength, 16 MiB, which the JSON envelope pushes it past): %v", n, err)
 			}
 			b.Fatal(err)
@@ -130,89 +135,28 @@ func bigLoop(b *testing.B, k kind, n int) {
 // BenchmarkBigResult16MiB is one tool call whose result is a 16 MiB text
 // block: ns/op is its latency.
 func BenchmarkBigResult16MiB(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) { bigLoop(b, k, 16<<20) })
+	forEachClient(b, func(b *testing.B, x bench) { bigLoop(b, x, 16<<20) })
 }
 
 // BenchmarkHeapPer1MiB is one tool call whose result is a 1 MiB text block:
 // alloc-MiB/MiB is the heap the client allocates per MiB received.
 func BenchmarkHeapPer1MiB(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) { bigLoop(b, k, 1<<20) })
-}
-
-// concurrentCallers is how many goroutines share one connection in
-// BenchmarkConcurrent16.
-const concurrentCallers = 16
-
-// callConcurrently makes n echo calls on c from concurrentCallers goroutines
-// and returns the first error.
-func callConcurrently(c client, n int) error {
-	ctx, cancel := callContext()
-	defer cancel()
-	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		first   error
-	)
-	for range concurrentCallers {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := c.echo(ctx); err != nil {
-					errOnce.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	forEachClient(b, func(b *testing.B, x bench) { bigLoop(b, x, 1<<20) })
 }
 
 // BenchmarkConcurrent16 is throughput: b.N echo calls shared by 16
 // goroutines on one connection, reported as calls/s.
 func BenchmarkConcurrent16(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) {
-		c := open(b, k)
+	forEachClient(b, func(b *testing.B, x bench) {
+		c := open(b, x)
 		b.ReportAllocs()
 		b.ResetTimer()
-		if err := callConcurrently(c, b.N); err != nil {
+		ctx, cancel := callContext()
+		defer cancel()
+		if _, _, err := callConcurrentlyTimed(ctx, c, b.N); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
-	})
-}
-
-// busyCalls is how many calls a session makes before BenchmarkCloseAfterBusy
-// closes it.
-const busyCalls = 1000
-
-// BenchmarkCloseAfterBusy is how long Close takes, from the call to its
-// return, on a session that has just made 1000 calls from 16 goroutines.
-// Starting the server and the calls are outside the timed region; ns/op is
-// Close alone.
-func BenchmarkCloseAfterBusy(b *testing.B) {
-	forEachClient(b, func(b *testing.B, k kind) {
-		bin := serverBin(b)
-		b.ResetTimer()
-		for range b.N {
-			b.StopTimer()
-			ctx, cancel := callContext()
-			c, err := k.start(ctx, bin)
-			cancel()
-			if err != nil {
-				b.Fatalf("%s: start: %v", k.name, err)
-			}
-			if err := callConcurrently(c, busyCalls); err != nil {
-				c.Close()
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			err = c.Close()
-			b.StopTimer()
-			if err != nil {
-				b.Logf("%s: close: %v", k.name, err)
-			}
-		}
 	})
 }

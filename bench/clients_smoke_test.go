@@ -3,41 +3,74 @@ package bench
 import (
 	"context"
 	"testing"
+	"time"
 )
 
-// TestClients checks the harness rather than measuring it: every client
-// starts against the server, makes an echo call and a small big call, makes
-// 64 calls from 16 goroutines, and closes, over stdio and over Streamable
-// HTTP. A benchmark that measured a broken client would report a figure for
-// nothing.
+// TestClients checks the harness rather than measuring it: over every
+// transport, every client starts against the server, makes an echo call and
+// a small big call, lists the tools, makes 64 calls from 16 goroutines, and
+// closes. A benchmark that measured a broken client would report a figure
+// for nothing.
 func TestClients(t *testing.T) {
-	bin := serverBin(t)
-	var all []kind
-	for _, k := range kinds {
-		all = append(all, kind{name: "stdio/" + k.name, start: k.start})
-	}
-	for _, k := range httpKinds {
-		all = append(all, kind{name: "http/" + k.name, start: k.start})
-	}
-	for _, k := range all {
-		t.Run(k.name, func(t *testing.T) {
+	bins := testBins(t)
+	for _, tr := range Transports {
+		t.Run(tr.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()
-			c, err := k.start(ctx, bin)
+			ep, err := tr.Serve(ctx, bins, 0)
 			if err != nil {
-				t.Fatalf("start: %v", err)
+				t.Fatalf("server: %v", err)
 			}
-			if err := c.echo(ctx); err != nil {
-				t.Errorf("echo: %v", err)
+			defer ep.Close()
+			for _, k := range tr.kinds {
+				t.Run(k.name, func(t *testing.T) {
+					c, err := k.start(ctx, ep)
+					if err != nil {
+						t.Fatalf("start: %v", err)
+					}
+					if err := c.echo(ctx); err != nil {
+						t.Errorf("echo: %v", err)
+					}
+					if n, err := c.big(ctx, 4096); err != nil || n != 4096 {
+						t.Errorf("big(4096) = %d, %v; want 4096 bytes", n, err)
+					}
+					if n, err := c.listTools(ctx); err != nil || n != 2 {
+						t.Errorf("listTools = %d, %v; want 2", n, err)
+					}
+					if _, _, err := callConcurrentlyTimed(ctx, c, 64); err != nil {
+						t.Errorf("concurrent calls: %v", err)
+					}
+					if err := c.Close(); err != nil {
+						t.Errorf("close: %v", err)
+					}
+				})
 			}
-			if n, err := c.big(ctx, 4096); err != nil || n != 4096 {
-				t.Errorf("big(4096) = %d, %v; want 4096 bytes", n, err)
+		})
+	}
+}
+
+// TestRun runs each suite once, with a few calls, as the peers command's
+// workers do, and checks that it reports its figures.
+func TestRun(t *testing.T) {
+	bins := testBins(t)
+	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1}
+	want := map[string][]string{
+		"calls": {"handshake_ms", "seq_median_us", "seq_p99_us", "cpu_us", "allocs", "bytes", "conc_calls_s", "conc_p99_us", "close_ms", "seq_conns", "conc_conns", "rss_mib"},
+		"big":   {"big1_ms", "big1_heap_mib", "big16_ms", "big16_heap_mib"},
+		"tools": {"list_ms", "list_heap_mib"},
+	}
+	for _, suite := range Suites {
+		t.Run(suite, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			r, err := Run(ctx, suite, "http", "tako", bins, cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if err := callConcurrently(c, 64); err != nil {
-				t.Errorf("concurrent calls: %v", err)
-			}
-			if err := c.Close(); err != nil {
-				t.Errorf("close: %v", err)
+			for _, k := range want[suite] {
+				if _, ok := r.Values[k]; !ok {
+					t.Errorf("no %s (fails: %v)", k, r.Fails[k])
+				}
 			}
 		})
 	}

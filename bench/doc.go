@@ -1,13 +1,16 @@
-// Package bench compares tako's client with the peers' clients and with a
-// hand-written JSON-RPC "floor" client, all talking to one MCP server written
-// with the official Go SDK (servers/gosdk) at protocol 2025-11-25, over stdio
-// and (the Benchmark HTTP* functions) over Streamable HTTP.
+// Package bench compares tako's client with the peers' clients (the
+// official Go SDK and mcp-go) and with a hand-written JSON-RPC "floor"
+// client, all talking to one MCP server written with the official Go SDK
+// (servers/gosdk) at protocol 2025-11-25: over stdio, over Streamable HTTP
+// (each client with its own defaults, and again on one tuned HTTP client),
+// and over WebSocket and gRPC through tako's bridges (servers/bridge).
 //
-// It is a module of its own so that the peers (the official Go SDK and
-// mcp-go) never enter tako's go.mod. It holds only benchmarks; run them with
-// `make bench-peers` from the repository root, or
+// It is a module of its own so that the peers never enter tako's go.mod.
+// cmd/peers runs each client in a process of its own and prints the tables
+// (`make bench-peers` from the repository root); the Go benchmarks here are
+// for focused profiling of one client, in the test process:
 //
-//	cd bench && go test -run '^$' -bench . -benchmem -count 1
+//	cd bench && go test -run '^$' -bench 'EchoCall/http/tako' -cpuprofile cpu.out
 //
 // The figures and what they are compared with are in README.md next to this
 // file and in the perf anchors the design cites.

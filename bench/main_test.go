@@ -11,48 +11,49 @@ import (
 	"go.uber.org/goleak"
 )
 
-// server is the benchmark server binary, built on first use by serverBin so
-// that `go test -run xxx` (the repository's compile check) builds nothing.
-var server struct {
+// servers are the server binaries, built on first use by testBins so that
+// `go test -run xxx` (the repository's compile check) builds nothing.
+var servers struct {
 	once sync.Once
 	dir  string
-	path string
+	bins Bins
 	err  error
 }
 
-// serverBin returns the path of servers/gosdk built into a temporary
-// directory, building it the first time.
-func serverBin(tb testing.TB) string {
+// testBins returns servers/gosdk and servers/bridge built into a temporary
+// directory, building them the first time.
+func testBins(tb testing.TB) Bins {
 	tb.Helper()
-	server.once.Do(func() {
+	servers.once.Do(func() {
 		dir, err := os.MkdirTemp("", "tako-bench-")
 		if err != nil {
-			server.err = err
+			servers.err = err
 			return
 		}
-		server.dir = dir
+		servers.dir = dir
 		// go test puts its own toolchain first on PATH, so "go" is the one
-		// running these benchmarks.
-		build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk")
+		// running these tests.
+		build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk", "./servers/bridge")
 		if out, err := build.CombinedOutput(); err != nil {
-			server.err = fmt.Errorf("building servers/gosdk: %v\n%s", err, out)
+			servers.err = fmt.Errorf("building the servers: %v\n%s", err, out)
 			return
 		}
-		server.path = filepath.Join(dir, "gosdk")
+		servers.bins = Bins{GoSDK: filepath.Join(dir, "gosdk"), Bridge: filepath.Join(dir, "bridge")}
 	})
-	if server.err != nil {
-		tb.Fatal(server.err)
+	if servers.err != nil {
+		tb.Fatal(servers.err)
 	}
-	return server.path
+	return servers.bins
 }
 
-// TestMain removes the server binary after the run and checks that no
+// TestMain removes the server binaries after the run and checks that no
 // goroutine outlived the clients: every client's Close must end what it
 // started, or the next benchmark would pay for it.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if server.dir != "" {
-		os.RemoveAll(server.dir)
+	CloseIdleHTTP()
+	if servers.dir != "" {
+		os.RemoveAll(servers.dir)
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

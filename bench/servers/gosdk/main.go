@@ -4,12 +4,20 @@
 // clients compared differ and the server does not.
 //
 // With -http 127.0.0.1:0 it serves the SDK's Streamable HTTP handler
-// instead, stateful (Mcp-Session-Id) and answering every POST with
-// application/json rather than an SSE stream (StreamableHTTPOptions.
-// JSONResponse), the same for every client. It prints the endpoint's URL
-// on stdout, serves loopback addresses only, and exits when its stdin
-// reaches EOF (as a stdio server does; the harness closes the pipe, and a
-// crashed harness leaves no server behind) or on SIGINT/SIGTERM.
+// instead, stateful (Mcp-Session-Id) and, as the SDK does by default,
+// answering each POST with an SSE stream; -json makes it answer
+// application/json instead (StreamableHTTPOptions.JSONResponse). It prints
+// the endpoint's URL on stdout, serves loopback addresses only, and exits
+// when its stdin reaches EOF (as a stdio server does; the harness closes the
+// pipe, and a crashed harness leaves no server behind) or on SIGINT/SIGTERM.
+// Its stdin is also a side channel: a line "conns" is answered on stdout
+// with "conns N", the TCP connections accepted so far (http.Server's
+// ConnState), which is how the harness counts the connections of a client
+// whose transport it does not own.
+//
+// With -tools N it offers N more tools (tool0000, tool0001, ...), each with
+// a large input schema (about 2 KB of JSON), for the ListTools benchmark;
+// calling one returns "ok".
 //
 // Tools:
 //
@@ -22,11 +30,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -34,6 +42,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,7 +53,9 @@ import (
 const maxBig = 64 << 20
 
 func main() {
-	httpAddr := flag.String("http", "", "serve Streamable HTTP (stateful, JSON responses) on this loopback address, e.g. 127.0.0.1:0, instead of stdio; the URL is printed on stdout")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP (stateful, SSE answers) on this loopback address, e.g. 127.0.0.1:0, instead of stdio; the URL is printed on stdout")
+	jsonResp := flag.Bool("json", false, "with -http, answer each POST with application/json instead of an SSE stream")
+	flag.IntVar(&manyTools, "tools", 0, "offer this many extra tools with large schemas (for ListTools)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench-gosdk: ")
@@ -53,7 +64,7 @@ func main() {
 	defer stop()
 
 	if *httpAddr != "" {
-		if err := serveHTTP(ctx, *httpAddr); err != nil {
+		if err := serveHTTP(ctx, *httpAddr, *jsonResp); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -68,7 +79,7 @@ func main() {
 // serveHTTP serves Streamable HTTP at /mcp until ctx is done or stdin
 // reaches EOF. Only loopback addresses are accepted: this is a benchmark
 // peer, not a deployable server.
-func serveHTTP(ctx context.Context, addr string) error {
+func serveHTTP(ctx context.Context, addr string, jsonResp bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -83,8 +94,13 @@ func serveHTTP(ctx context.Context, addr string) error {
 	srv := newServer()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{JSONResponse: true}))
-	hs := &http.Server{Handler: mux}
+		&mcp.StreamableHTTPOptions{JSONResponse: jsonResp}))
+	var conns atomic.Int64
+	hs := &http.Server{Handler: mux, ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}}
 	if _, err := fmt.Printf("http://%s/mcp\n", ln.Addr()); err != nil {
 		ln.Close()
 		return err
@@ -93,9 +109,15 @@ func serveHTTP(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		// EOF (or any error) on stdin is the harness saying "stop".
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
+		// EOF (or any error) on stdin is the harness saying "stop"; a
+		// "conns" line asks for the connection count.
+		defer cancel()
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "conns" {
+				fmt.Printf("conns %d\n", conns.Load())
+			}
+		}
 	}()
 	go func() {
 		<-ctx.Done()
@@ -150,7 +172,42 @@ func newServer() *mcp.Server {
 			return text(cache.get(in.Bytes)), nil, nil
 		})
 
+	addManyTools(s, manyTools)
 	return s
+}
+
+// manyTools is -tools: how many extra tools newServer registers.
+var manyTools int
+
+// addManyTools registers n tools whose input schemas are large (a dozen
+// described properties, an enum, a nested object): a list of them is what a
+// gateway or an aggregating server hands a client.
+func addManyTools(s *mcp.Server, n int) {
+	props := map[string]any{}
+	for i := range 12 {
+		props[fmt.Sprintf("field%02d", i)] = map[string]any{
+			"type":        "string",
+			"description": fmt.Sprintf("Field %d of the request. %s", i, strings.Repeat("It is described at length, as real tools are. ", 2)),
+		}
+	}
+	props["mode"] = map[string]any{"type": "string", "enum": []string{"fast", "thorough", "dry-run", "verbose"}}
+	props["options"] = map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"limit":  map[string]any{"type": "integer", "minimum": 1, "maximum": 1000},
+			"offset": map[string]any{"type": "integer", "minimum": 0},
+			"tags":   map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+	}
+	schema := map[string]any{"type": "object", "properties": props, "required": []string{"field00", "mode"}}
+	ok := text("ok")
+	for i := range n {
+		s.AddTool(&mcp.Tool{
+			Name:        fmt.Sprintf("tool%04d", i),
+			Description: fmt.Sprintf("Tool number %d of a large catalogue; it does nothing but answer ok.", i),
+			InputSchema: schema,
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return ok, nil })
+	}
 }
 
 func text(s string) *mcp.CallToolResult {

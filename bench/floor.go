@@ -23,11 +23,13 @@ import (
 // nothing else: no cancellation, no notifications, no server requests, no
 // message cap. What tako does beyond this is what it costs.
 type floorClient struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-
-	wmu sync.Mutex // serialises Encode: one message per line
-	enc *json.Encoder
+	// send writes one message; wmu serialises it (one message per line,
+	// or per frame).
+	wmu  sync.Mutex
+	send func(v any) error
+	// stop ends the connection (it makes the reader return) and waits for
+	// the peer.
+	stop func() error
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -88,8 +90,8 @@ type floorCallResult struct {
 	IsError bool `json:"isError"`
 }
 
-func startFloor(ctx context.Context, server string) (client, error) {
-	cmd := exec.Command(server)
+func startFloor(ctx context.Context, ep *Endpoint) (client, error) {
+	cmd := exec.Command(ep.Command, ep.Args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -101,15 +103,22 @@ func startFloor(ctx context.Context, server string) (client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &floorClient{
-		cmd:     cmd,
-		stdin:   stdin,
-		enc:     json.NewEncoder(stdin),
+	c := newFloorClient()
+	c.send = json.NewEncoder(stdin).Encode
+	c.stop = func() error { return stopProcess(cmd, stdin, c.done) }
+	go c.read(json.NewDecoder(bufio.NewReaderSize(stdout, 64<<10)))
+	return c.initialize(ctx)
+}
+
+func newFloorClient() *floorClient {
+	return &floorClient{
 		pending: make(map[int64]chan floorResponse),
 		done:    make(chan struct{}),
 	}
-	go c.read(json.NewDecoder(bufio.NewReaderSize(stdout, 64<<10)))
+}
 
+// initialize runs the handshake by hand once the reader runs.
+func (c *floorClient) initialize(ctx context.Context) (*floorClient, error) {
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -148,23 +157,28 @@ func (c *floorClient) read(dec *json.Decoder) {
 			c.readErr = err
 			return
 		}
-		if resp.Result == nil && resp.Error == nil {
-			continue
-		}
-		c.mu.Lock()
-		ch := c.pending[resp.ID]
-		delete(c.pending, resp.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- resp
-		}
+		c.deliver(resp)
+	}
+}
+
+// deliver hands a response to the caller waiting for its id.
+func (c *floorClient) deliver(resp floorResponse) {
+	if resp.Result == nil && resp.Error == nil {
+		return
+	}
+	c.mu.Lock()
+	ch := c.pending[resp.ID]
+	delete(c.pending, resp.ID)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- resp
 	}
 }
 
 func (c *floorClient) write(v any) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.enc.Encode(v)
+	return c.send(v)
 }
 
 // floorCall sends one request and waits for its response's raw result.
@@ -228,24 +242,64 @@ func (c *floorClient) big(ctx context.Context, n int) (int, error) {
 	return len(text), err
 }
 
+// floorListParams and floorListResult are one page of tools/list. The
+// tools are decoded as a caller that reads them would: name, description
+// and the schema kept raw for whoever validates against it.
+type floorListParams struct {
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type floorListResult struct {
+	Tools      []floorTool `json:"tools"`
+	NextCursor string      `json:"nextCursor"`
+}
+
+type floorTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+func (c *floorClient) listTools(ctx context.Context) (int, error) {
+	var p floorListParams
+	n := 0
+	for {
+		raw, err := floorCall(ctx, c, "tools/list", p)
+		if err != nil {
+			return n, err
+		}
+		var res floorListResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return n, err
+		}
+		n += len(res.Tools)
+		if res.NextCursor == "" {
+			return n, nil
+		}
+		p.Cursor = res.NextCursor
+	}
+}
+
 // floorExitWait bounds how long Close waits for the server to exit after its
 // stdin is closed before it kills it.
 const floorExitWait = 5 * time.Second
 
-// Close ends the session as the spec's stdio shutdown asks: close the
-// server's stdin, wait for it to exit (its stdout then ends, which ends the
-// reader), and kill it if it does not.
-func (c *floorClient) Close() error {
-	err := c.stdin.Close()
+func (c *floorClient) Close() error { return c.stop() }
+
+// stopProcess ends a stdio session as the spec's shutdown asks: close the
+// server's stdin, wait for it to exit (its stdout then ends, which closes
+// done), and kill it if it does not.
+func stopProcess(cmd *exec.Cmd, stdin io.Closer, done <-chan struct{}) error {
+	err := stdin.Close()
 	t := time.NewTimer(floorExitWait)
 	defer t.Stop()
 	select {
-	case <-c.done:
+	case <-done:
 	case <-t.C:
-		err = errors.Join(err, c.cmd.Process.Kill())
-		<-c.done
+		err = errors.Join(err, cmd.Process.Kill())
+		<-done
 	}
-	if werr := c.cmd.Wait(); werr != nil {
+	if werr := cmd.Wait(); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	return err

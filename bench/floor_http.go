@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,17 +10,21 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync"
 	"sync/atomic"
 )
 
 // floorHTTPClient is the floor over Streamable HTTP: plain POSTs on one
 // http.Client, each request marshalled with json.Marshal into the body and
-// each answer (the server is configured to answer application/json, not
-// SSE) decoded with one json.Decoder straight into a small typed struct,
-// since over HTTP the response comes back on the request's own body and no
-// pending map or raw result is needed. The initialize handshake and the
-// Mcp-Session-Id and MCP-Protocol-Version headers are done by hand; no SSE,
-// no GET stream, no cancellation, no resumption, no message cap.
+// each answer decoded straight into a small typed struct, since over HTTP
+// the response comes back on the request's own body and no pending map or
+// raw result is needed. An SSE answer (the server's default) is split into
+// events by a few lines over a pooled bufio.Reader and each event's data
+// unmarshalled until the response comes; an application/json answer (the
+// server's -json mode) is decoded with one json.Decoder. The initialize
+// handshake and the Mcp-Session-Id and MCP-Protocol-Version headers are
+// done by hand; no GET stream, no cancellation, no resumption, no message
+// cap.
 type floorHTTPClient struct {
 	hc      *http.Client
 	url     string
@@ -29,15 +34,16 @@ type floorHTTPClient struct {
 
 // floorHTTPResponse is a response whose result has the type R.
 type floorHTTPResponse[R any] struct {
-	ID     int64 `json:"id"`
-	Result R     `json:"result"`
+	ID *int64 `json:"id"` // nil for a notification
+
+	Result R `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
 }
 
-func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (client, error) {
+func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (*floorHTTPClient, error) {
 	c := &floorHTTPClient{hc: hc, url: url}
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -97,13 +103,19 @@ func floorPost[P, R any](ctx context.Context, c *floorHTTPClient, method string,
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: HTTP %s", method, resp.Status)
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, fmt.Errorf("%s: answered %q, want application/json (the server is configured for JSON answers)", method, mt)
-	}
 	var msg floorHTTPResponse[*R]
 	msg.Result = result
-	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
+	case "application/json":
+		if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	case "text/event-stream":
+		if err := readSSEResponse(resp.Body, &msg); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: answered %q, want JSON or SSE", method, mt)
 	}
 	if msg.Error != nil {
 		return nil, fmt.Errorf("%s: error %d: %s", method, msg.Error.Code, msg.Error.Message)
@@ -111,6 +123,69 @@ func floorPost[P, R any](ctx context.Context, c *floorHTTPClient, method string,
 	// Read to EOF so that the connection goes back to the pool.
 	io.Copy(io.Discard, resp.Body)
 	return resp.Header, nil
+}
+
+// sseReaders pools the readers SSE answers are split with: one per POST
+// would be 4 KB a call.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+// readSSEResponse reads events from an SSE body until one whose data is a
+// JSON-RPC response, and unmarshals it into msg. Events that are not
+// responses (notifications, priming events with no data) are skipped.
+func readSSEResponse[R any](body io.Reader, msg *floorHTTPResponse[R]) error {
+	br := sseReaders.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() {
+		br.Reset(nil)
+		sseReaders.Put(br)
+	}()
+	var data []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		gathered := false
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer (a big result): gather it
+			// into memory of its own.
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line, gathered = long, true
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("SSE stream ended before the response: %w", err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0: // end of an event
+			if len(data) == 0 {
+				continue
+			}
+			// One pass: a notification leaves ID nil and the result
+			// untouched (it has params, not a result).
+			if err := json.Unmarshal(data, msg); err != nil {
+				return err
+			}
+			if msg.ID != nil {
+				return nil
+			}
+			data = data[:0]
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(line[5:], []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			if len(data) == 0 && gathered {
+				data = d // the gathered line is ours: no copy
+			} else {
+				data = append(data, d...)
+			}
+		}
+	}
 }
 
 // notify POSTs a notification, which the server answers with 202 Accepted.
@@ -153,6 +228,22 @@ func (c *floorHTTPClient) echo(ctx context.Context) error {
 		return err
 	}
 	return checkEcho(text)
+}
+
+func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
+	var p floorListParams
+	n := 0
+	for {
+		var res floorListResult
+		if _, err := floorPost(ctx, c, "tools/list", p, &res); err != nil {
+			return n, err
+		}
+		n += len(res.Tools)
+		if res.NextCursor == "" {
+			return n, nil
+		}
+		p.Cursor = res.NextCursor
+	}
 }
 
 func (c *floorHTTPClient) big(ctx context.Context, n int) (int, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"strconv"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -39,27 +40,112 @@ type bigArgs struct {
 }
 
 // client is what the benchmarks need of each MCP client: one tool call of
-// each kind and Close. echo checks the text it got back; big returns the
-// length of the text block.
+// each kind, listing the tools, and Close. echo checks the text it got back;
+// big returns the length of the text block; listTools returns how many tools
+// the server offers, every page merged.
 type client interface {
 	echo(ctx context.Context) error
 	big(ctx context.Context, n int) (int, error)
+	listTools(ctx context.Context) (int, error)
 	Close() error
 }
 
-// kind names one of the clients compared and starts it against the server
-// binary.
-type kind struct {
-	name  string
-	start func(ctx context.Context, server string) (client, error)
+// Endpoint is a running server as the clients reach it: a command to spawn
+// (stdio) or an address (HTTP, WebSocket, gRPC). Close stops what the
+// harness started for it.
+type Endpoint struct {
+	// Command and Args start the server over stdio.
+	Command string
+	Args    []string
+	// URL is the HTTP or WebSocket endpoint, or the gRPC address.
+	URL string
+	// Certs are the mutual TLS files of a gRPC endpoint.
+	Certs *Certs
+	// Conns, when set, asks the server how many TCP connections it has
+	// accepted so far.
+	Conns func() (int64, error)
+	close func() error
 }
 
-// kinds are the clients, in the order of the perf anchors' table.
-var kinds = []kind{
-	{"floor", startFloor},
-	{"tako", startTako},
-	{"gosdk", startGoSDK},
-	{"mcpgo", startMCPGo},
+// Close stops the server the harness started for the endpoint, if any.
+func (e *Endpoint) Close() error {
+	if e.close == nil {
+		return nil
+	}
+	return e.close()
+}
+
+// starter starts one client against an endpoint.
+type starter func(ctx context.Context, ep *Endpoint) (client, error)
+
+// kind names one of the clients compared.
+type kind struct {
+	name  string
+	start starter
+}
+
+// Bins are the server binaries the harness runs: servers/gosdk and
+// servers/bridge.
+type Bins struct {
+	GoSDK, Bridge string
+}
+
+// Transport is one way of reaching the server, with the clients that speak
+// it, floor first.
+type Transport struct {
+	Name string
+	// Serve starts the server (tools extra tools, see servers/gosdk -tools).
+	Serve func(ctx context.Context, bins Bins, tools int) (*Endpoint, error)
+	kinds []kind
+}
+
+// Clients are the names of the transport's clients, floor first.
+func (t *Transport) Clients() []string {
+	var names []string
+	for _, k := range t.kinds {
+		names = append(names, k.name)
+	}
+	return names
+}
+
+func (t *Transport) kind(name string) (kind, bool) {
+	for _, k := range t.kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+// Transports are every transport measured, in the order of the tables.
+var Transports = []*Transport{stdioTransport, httpTransport, httpTunedTransport, wsTransport, grpcTransport}
+
+// TransportByName returns the transport called name, or nil.
+func TransportByName(name string) *Transport {
+	for _, t := range Transports {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// stdioTransport spawns servers/gosdk per client, as a stdio client does.
+var stdioTransport = &Transport{
+	Name: "stdio",
+	Serve: func(_ context.Context, bins Bins, tools int) (*Endpoint, error) {
+		ep := &Endpoint{Command: bins.GoSDK}
+		if tools > 0 {
+			ep.Args = []string{"-tools", strconv.Itoa(tools)}
+		}
+		return ep, nil
+	},
+	kinds: []kind{
+		{"floor", startFloor},
+		{"tako", startTako},
+		{"gosdk", startGoSDK},
+		{"mcpgo", startMCPGo},
+	},
 }
 
 func checkEcho(text string) error {
@@ -71,10 +157,12 @@ func checkEcho(text string) error {
 
 // --- tako ---
 
-type takoClient struct{ s *transport.Session }
+// takoClient is tako through the Transport seam: a Session over a Conn,
+// or the gRPC client.
+type takoClient struct{ s transport.Transport }
 
-func startTako(ctx context.Context, server string) (client, error) {
-	conn, err := stdio.Start(ctx, &stdio.Options{Command: server})
+func startTako(ctx context.Context, ep *Endpoint) (client, error) {
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: ep.Command, Args: ep.Args})
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +204,20 @@ func (c *takoClient) big(ctx context.Context, n int) (int, error) {
 	return len(res.Content[0].Text), nil
 }
 
+func (c *takoClient) listTools(ctx context.Context) (int, error) {
+	tools, err := c.s.ListTools(ctx)
+	return len(tools), err
+}
+
 func (c *takoClient) Close() error { return c.s.Close() }
 
 // --- the official Go SDK ---
 
 type goSDKClient struct{ cs *gosdk.ClientSession }
 
-func startGoSDK(ctx context.Context, server string) (client, error) {
+func startGoSDK(ctx context.Context, ep *Endpoint) (client, error) {
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "bench", Version: "1.0.0"}, nil)
-	cs, err := c.Connect(ctx, &gosdk.CommandTransport{Command: exec.Command(server)},
+	cs, err := c.Connect(ctx, &gosdk.CommandTransport{Command: exec.Command(ep.Command, ep.Args...)},
 		&gosdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		return nil, err
@@ -160,20 +253,38 @@ func (c *goSDKClient) big(ctx context.Context, n int) (int, error) {
 	return len(text), err
 }
 
+// listTools walks every page with the SDK's iterator, as a caller who
+// wants the whole list does (ListTools returns one page).
+func (c *goSDKClient) listTools(ctx context.Context) (int, error) {
+	n := 0
+	for _, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 func (c *goSDKClient) Close() error { return c.cs.Close() }
 
 // --- mcp-go ---
 
 type mcpGoClient struct{ c *mcpgoclient.Client }
 
-func startMCPGo(ctx context.Context, server string) (client, error) {
+func startMCPGo(ctx context.Context, ep *Endpoint) (client, error) {
 	// NewStdioMCPClient starts the process; Initialize then runs the
-	// handshake. A legacy revision in the request keeps mcp-go off its
-	// server/discover probe.
-	c, err := mcpgoclient.NewStdioMCPClient(server, nil)
+	// handshake.
+	c, err := mcpgoclient.NewStdioMCPClient(ep.Command, nil, ep.Args...)
 	if err != nil {
 		return nil, err
 	}
+	return initMCPGo(ctx, c)
+}
+
+// initMCPGo runs mcp-go's handshake. A legacy revision in the request keeps
+// mcp-go off its server/discover probe.
+func initMCPGo(ctx context.Context, c *mcpgoclient.Client) (client, error) {
 	var req mcpgo.InitializeRequest
 	req.Params.ProtocolVersion = protocolVersion
 	req.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1.0.0"}
@@ -218,6 +329,23 @@ func (c *mcpGoClient) echo(ctx context.Context) error {
 func (c *mcpGoClient) big(ctx context.Context, n int) (int, error) {
 	text, err := c.call(ctx, "big", bigArgs{Bytes: n})
 	return len(text), err
+}
+
+// listTools follows the cursor: mcp-go's ListTools returns one page.
+func (c *mcpGoClient) listTools(ctx context.Context) (int, error) {
+	var req mcpgo.ListToolsRequest
+	n := 0
+	for {
+		res, err := c.c.ListTools(ctx, req)
+		if err != nil {
+			return n, err
+		}
+		n += len(res.Tools)
+		if res.NextCursor == "" {
+			return n, nil
+		}
+		req.Params.Cursor = res.NextCursor
+	}
 }
 
 func (c *mcpGoClient) Close() error { return c.c.Close() }

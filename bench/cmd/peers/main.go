@@ -1,0 +1,303 @@
+// Command peers measures tako's client against the peers' clients and a
+// hand-written floor, and prints the tables of bench/README.md.
+//
+// Each figure comes from a process of its own: peers runs itself again
+// with -worker for one suite of one client over one transport, so that
+// peak RSS and CPU are that client's alone (the server is yet another
+// process). Clients are interleaved run by run (floor, tako, gosdk, mcpgo,
+// then again), each run -reps times, and the tables give medians, with
+// each client's ratio to the floor of its transport.
+//
+//	cd bench && go build -o ../bin/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
+//	../bin/bench/peers -bins ../bin/bench
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tako-mcp/tako/bench"
+)
+
+func main() {
+	binsDir := flag.String("bins", "", "directory holding the gosdk and bridge server binaries")
+	worker := flag.String("worker", "", "internal: measure SUITE/TRANSPORT/CLIENT in this process and print the result as JSON")
+	reps := flag.Int("reps", 3, "runs of each client")
+	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
+	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
+	quick := flag.Bool("quick", false, "a tenth of the calls: check the harness, not the figures")
+	timeout := flag.Duration("timeout", 3*time.Minute, "bound on one worker")
+	flag.Parse()
+
+	cfg := bench.DefaultConfig
+	if *quick {
+		cfg = bench.Config{Handshakes: 2, Warmup: 20, SeqCalls: 200, ConcCalls: 400,
+			Big1Calls: 2, Big16Calls: 1, Tools: 2000, ListCalls: 1}
+	}
+	if *binsDir == "" {
+		fmt.Fprintln(os.Stderr, "peers: -bins is required")
+		os.Exit(2)
+	}
+	// Absolute, or exec would look the names up on PATH.
+	if abs, err := filepath.Abs(*binsDir); err == nil {
+		*binsDir = abs
+	}
+	bins := bench.Bins{GoSDK: filepath.Join(*binsDir, "gosdk"), Bridge: filepath.Join(*binsDir, "bridge")}
+
+	if *worker != "" {
+		parts := strings.Split(*worker, "/")
+		if len(parts) != 3 {
+			fmt.Fprintln(os.Stderr, "peers: -worker SUITE/TRANSPORT/CLIENT")
+			os.Exit(2)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		defer cancel()
+		res, err := bench.Run(ctx, parts[0], parts[1], parts[2], bins, cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peers:", err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode(res)
+		return
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "peers:", err)
+		os.Exit(1)
+	}
+	began := time.Now()
+	all := results{}
+	for rep := range *reps {
+		for _, suite := range strings.Split(*suites, ",") {
+			for _, tn := range strings.Split(*transports, ",") {
+				t := bench.TransportByName(tn)
+				if t == nil {
+					fmt.Fprintln(os.Stderr, "peers: no transport", tn)
+					os.Exit(2)
+				}
+				for _, cn := range t.Clients() {
+					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
+					if *quick {
+						args = append(args, "-quick")
+					}
+					start := time.Now()
+					res, err := runWorker(self, args, *timeout+30*time.Second)
+					fmt.Fprintf(os.Stderr, "rep %d %-5s %-10s %-5s %6.1fs", rep+1, suite, tn, cn, time.Since(start).Seconds())
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "  fails: %v", err)
+						res = &bench.Result{Fails: map[string]string{"*": err.Error()}}
+					}
+					fmt.Fprintln(os.Stderr)
+					all.add(suite, tn, cn, res)
+				}
+			}
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client, interleaved; took %s.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04"), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
+		strings.Join(strings.Fields(string(load))[:3], " "), *reps, time.Since(began).Round(time.Second))
+	all.print(os.Stdout, strings.Split(*transports, ","))
+}
+
+func runWorker(self string, args []string, timeout time.Duration) (*bench.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return nil, fmt.Errorf("%v: %s", err, msg)
+	}
+	var res bench.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("worker printed %q: %v", out.String(), err)
+	}
+	return &res, nil
+}
+
+// results are every run's, by suite, transport and client.
+type results map[string]map[string]map[string][]*bench.Result
+
+func (r results) add(suite, t, c string, res *bench.Result) {
+	if r[suite] == nil {
+		r[suite] = map[string]map[string][]*bench.Result{}
+	}
+	if r[suite][t] == nil {
+		r[suite][t] = map[string][]*bench.Result{}
+	}
+	r[suite][t][c] = append(r[suite][t][c], res)
+}
+
+// cell is the median of the runs that gave the figure, or why none did.
+func (r results) cell(suite, t, c, key string) (v float64, ok bool, why string) {
+	var vs []float64
+	for _, res := range r[suite][t][c] {
+		if x, has := res.Values[key]; has {
+			vs = append(vs, x)
+			continue
+		}
+		if w := res.Fails[key]; w != "" {
+			why = w
+		} else if w := res.Fails["*"]; w != "" {
+			why = w
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false, why
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true, ""
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true, ""
+}
+
+// row is one figure of the tables.
+type row struct {
+	suite, key, label, unit string
+	// only lists the transports the row applies to; empty means all.
+	only []string
+	// noRatio: the figure is not compared with the floor's (a count of
+	// connections, where the floor's own may be zero).
+	noRatio bool
+}
+
+var rows = []row{
+	{suite: "calls", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
+	{suite: "calls", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
+	{suite: "calls", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
+	{suite: "calls", key: "cpu_us", label: "client CPU per call", unit: "µs"},
+	{suite: "calls", key: "allocs", label: "allocations per call", unit: ""},
+	{suite: "calls", key: "bytes", label: "bytes allocated per call", unit: "B"},
+	{suite: "calls", key: "conc_calls_s", label: "calls/s at 16 concurrent callers", unit: ""},
+	{suite: "calls", key: "conc_p99_us", label: "p99 latency at 16 concurrent callers", unit: "µs"},
+	{suite: "calls", key: "close_ms", label: "Close after a busy session", unit: "ms"},
+	{suite: "calls", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "calls", key: "conc_conns", label: "TCP connections opened, 3,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
+	{suite: "big", key: "big1_ms", label: "1 MiB tool result, time", unit: "ms"},
+	{suite: "big", key: "big1_heap_mib", label: "1 MiB tool result, heap allocated", unit: "MiB"},
+	{suite: "big", key: "big16_ms", label: "16 MiB tool result, time", unit: "ms"},
+	{suite: "big", key: "big16_heap_mib", label: "16 MiB tool result, heap allocated", unit: "MiB"},
+	{suite: "big", key: "rss_mib", label: "peak RSS, 1 and 16 MiB results", unit: "MiB"},
+	{suite: "tools", key: "list_ms", label: "ListTools, 2,002 tools (~4.7 MB), time", unit: "ms"},
+	{suite: "tools", key: "list_heap_mib", label: "ListTools, 2,002 tools, heap allocated", unit: "MiB"},
+}
+
+var clients = []string{"floor", "tako", "gosdk", "mcpgo"}
+
+var transportLabels = map[string]string{
+	"stdio": "stdio", "http": "HTTP", "http-tuned": "HTTP (tuned)", "ws": "WebSocket", "grpc": "gRPC",
+}
+
+func (r results) print(w io.Writer, transports []string) {
+	var main, tuned []string
+	for _, t := range transports {
+		if t == "http-tuned" {
+			tuned = append(tuned, t)
+		} else {
+			main = append(main, t)
+		}
+	}
+	var notes []string
+	if len(main) > 0 {
+		fmt.Fprintln(w, "Each client with its own defaults:")
+		fmt.Fprintln(w)
+		notes = r.table(w, main, notes)
+	}
+	if len(tuned) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Every client on one shared tuned HTTP client (MaxIdleConnsPerHost 64):")
+		fmt.Fprintln(w)
+		notes = r.table(w, tuned, notes)
+	}
+	for i, n := range notes {
+		fmt.Fprintf(w, "\n[%d] %s\n", i+1, n)
+	}
+}
+
+func (r results) table(w io.Writer, transports []string, notes []string) []string {
+	fmt.Fprintln(w, "| figure | floor | tako | go-sdk v1.8.0 | mcp-go v1.2.1 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, t := range transports {
+		for _, rw := range rows {
+			if len(rw.only) > 0 && !slices.Contains(rw.only, t) {
+				continue
+			}
+			if r[rw.suite][t] == nil {
+				continue
+			}
+			cells := []string{transportLabels[t] + ": " + rw.label}
+			floor, floorOK, _ := r.cell(rw.suite, t, "floor", rw.key)
+			for _, c := range clients {
+				if r[rw.suite][t][c] == nil {
+					cells = append(cells, "—")
+					continue
+				}
+				v, ok, why := r.cell(rw.suite, t, c, rw.key)
+				if !ok {
+					notes = append(notes, fmt.Sprintf("%s, %s, %s: %s", transportLabels[t], rw.label, c, why))
+					cells = append(cells, fmt.Sprintf("fails [%d]", len(notes)))
+					continue
+				}
+				s := format(v, rw.unit)
+				if c != "floor" && floorOK && floor > 0 && !rw.noRatio {
+					s += fmt.Sprintf(" (%s×)", ratio(v/floor))
+				}
+				cells = append(cells, s)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
+		}
+	}
+	return notes
+}
+
+func format(v float64, unit string) string {
+	var s string
+	switch {
+	case v >= 1000:
+		s = commas(int64(v + 0.5))
+	case v >= 100:
+		s = fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		s = fmt.Sprintf("%.1f", v)
+	default:
+		s = fmt.Sprintf("%.2f", v)
+	}
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+func ratio(x float64) string {
+	if x >= 10 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
