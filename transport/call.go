@@ -238,7 +238,9 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	if withMeta {
 		var meta []byte
 		if s.modern {
-			meta = s.metaBody
+			if b := s.metaBody.Load(); b != nil {
+				meta = *b
+			}
 		}
 		if fn := progressFrom(ctx); fn != nil {
 			pc.progress = fn

@@ -81,7 +81,13 @@ type Session struct {
 	// session runs the handshake again).
 	info     ServerInfo
 	modern   bool
-	metaBody []byte // 2026-07-28: the reserved _meta members every request carries
+	// 2026-07-28: the reserved _meta members every request carries, and
+	// the version they name. SetLogLevel replaces them while calls read
+	// them, hence the atomic.
+	metaBody    atomic.Pointer[[]byte]
+	metaVersion string
+	logLevel    mcp.LoggingLevel // guarded by mu; see SetLogLevel
+	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody
 	caps     mcp.ClientCapabilities
 
 	nextID atomic.Int64
@@ -185,6 +191,7 @@ func newSession(conn Conn, opts *Options) *Session {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.caps = s.opts.Handlers.capabilities()
+	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
 	}
