@@ -79,8 +79,8 @@ type Session struct {
 
 	// Fixed after the handshake (info is guarded by mu: an expired legacy
 	// session runs the handshake again).
-	info     ServerInfo
-	modern   bool
+	info   ServerInfo
+	modern bool
 	// 2026-07-28: the reserved _meta members every request carries, and
 	// the version they name. SetLogLevel replaces them while calls read
 	// them, hence the atomic.
@@ -88,7 +88,7 @@ type Session struct {
 	metaVersion string
 	logLevel    mcp.LoggingLevel // guarded by mu; see SetLogLevel
 	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody
-	caps     mcp.ClientCapabilities
+	caps        mcp.ClientCapabilities
 
 	nextID atomic.Int64
 
