@@ -19,6 +19,9 @@ func (s *Session) handshake(ctx context.Context) error {
 	if l := s.opts.LogLevel; l != "" && !l.IsValid() {
 		return fmt.Errorf("mcp: Options.LogLevel %q is not a logging level", l)
 	}
+	if err := checkRoots(s.opts.Roots); err != nil {
+		return fmt.Errorf("Options.Roots: %w", err)
+	}
 	if want == "" || mcp.IsModernVersion(want) {
 		version := want
 		if version == "" {
@@ -134,9 +137,14 @@ func (s *Session) setModern(version string) {
 // buildMeta writes the reserved _meta members every 2026-07-28 request
 // carries; SetLogLevel writes them again when the level changes.
 func (s *Session) buildMeta() {
+	caps := s.caps
+	if caps.Roots != nil {
+		// 2026-07-28 roots have no listChanged.
+		caps.Roots = &mcp.RootsCapability{}
+	}
 	meta := map[string]any{
 		mcp.MetaProtocolVersion:    s.metaVersion,
-		mcp.MetaClientCapabilities: s.caps,
+		mcp.MetaClientCapabilities: caps,
 		mcp.MetaClientInfo:         s.opts.ClientInfo,
 	}
 	if level := s.currentLogLevel(); level != "" {

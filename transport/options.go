@@ -60,6 +60,14 @@ type Options struct {
 	// DefaultMaxServerRequests.
 	MaxServerRequests int
 
+	// Roots, when non-nil (even empty), is the initial roots list the
+	// Session keeps and serves (roots.go): the roots capability is
+	// declared, roots/list is answered from the list unless
+	// Handlers.Roots is set, and AddRoots, RemoveRoots and SetRoots
+	// change it, telling a legacy server each time. Every URI must be a
+	// file:// URI.
+	Roots []mcp.Root
+
 	// LogLevel, when set, asks the server for log messages at or above
 	// this level: logging/setLevel after a legacy handshake, the
 	// per-request _meta key on 2026-07-28.

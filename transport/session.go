@@ -88,6 +88,8 @@ type Session struct {
 	metaVersion string
 	logLevel    mcp.LoggingLevel // guarded by mu; see SetLogLevel
 	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody
+	roots       []mcp.Root       // guarded by mu; see roots.go
+	rootsMu     sync.Mutex       // orders changes of roots and their notifications
 	caps        mcp.ClientCapabilities
 
 	nextID atomic.Int64
@@ -190,7 +192,12 @@ func newSession(conn Conn, opts *Options) *Session {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	s.initRoots()
 	s.caps = s.opts.Handlers.capabilities()
+	if s.caps.Roots != nil {
+		// Legacy eras: changes are announced (SetRoots, NotifyRootsChanged).
+		s.caps.Roots.ListChanged = true
+	}
 	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
