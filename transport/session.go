@@ -90,7 +90,11 @@ type Session struct {
 	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody
 	roots       []mcp.Root       // guarded by mu; see roots.go
 	rootsMu     sync.Mutex       // orders changes of roots and their notifications
-	caps        mcp.ClientCapabilities
+	// resourceSubs holds SubscribeResource's callbacks by URI (guarded by
+	// mu); resourceOnce registers their dispatcher once.
+	resourceSubs map[string]func(*mcp.ResourceUpdatedParams)
+	resourceOnce sync.Once
+	caps         mcp.ClientCapabilities
 
 	nextID atomic.Int64
 
