@@ -221,3 +221,18 @@ func TestEverythingRootsChange(t *testing.T) {
 		}
 	})
 }
+
+// TestEverythingStructuredOutput: the reference server's structured tool
+// conforms to its output schema, which the Session checks once it has
+// listed the tool.
+func TestEverythingStructuredOutput(t *testing.T) {
+	everythingWires(t, noOptions, func(t *testing.T, ctx context.Context, s *transport.Session) {
+		if _, err := s.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res := call(t, ctx, s, "get-structured-content", `{"location":"New York"}`)
+		if len(res.StructuredContent) == 0 {
+			t.Fatal("no structuredContent")
+		}
+	})
+}

@@ -119,6 +119,9 @@ func pages[T any](ctx context.Context, s *Session, method string, page func(json
 // (Informed: Streamable HTTP, which carries x-mcp-header parameters), Tools
 // fetches every page before it yields the first tool, as ListTools does,
 // since a tool the Conn cannot carry is known only then.
+//
+// The output schemas of the tools it sees are kept for CallTool's
+// validation (validate.go).
 func (s *Session) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	return func(yield func(mcp.Tool, error) bool) {
 		if s.ServerInfo().Capabilities.Tools == nil {
@@ -144,12 +147,13 @@ func (s *Session) Tools(ctx context.Context) iter.Seq2[mcp.Tool, error] {
 	}
 }
 
-// toolsPage decodes one tools/list page.
+// toolsPage decodes one tools/list page and keeps its output schemas.
 func (s *Session) toolsPage(res json.RawMessage) ([]mcp.Tool, *string, *int64, error) {
 	var r mcp.ListToolsResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, nil, nil, err
 	}
+	s.schemas.learn(r.Tools, false)
 	return r.Tools, r.NextCursor, r.TTLMs, nil
 }
 
@@ -243,6 +247,7 @@ func (s *Session) ListToolsPage(ctx context.Context, cursor *string) (*mcp.ListT
 		return nil, err
 	}
 	r.NextCursor = s.endCursor(r.NextCursor)
+	s.schemas.learn(r.Tools, false)
 	return r, nil
 }
 

@@ -96,12 +96,17 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if err != nil {
 		return tools, err
 	}
-	return s.admitTools(tools), nil
+	tools = s.admitTools(tools)
+	s.schemas.learn(tools, true)
+	return tools, nil
 }
 
 // CallTool calls a tool. A tool that fails reports it in the result
 // (IsError), not as a Go error: a model should see it (ToolResultError
-// turns such a result into an error where a program wants one).
+// turns such a result into an error where a program wants one). The
+// structuredContent of a tool listed with an outputSchema is validated
+// against it (validate.go): a mismatch is an *OutputSchemaError, returned
+// together with the result.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	raw, err := marshalObject(p)
 	if err != nil {
@@ -121,6 +126,9 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	}
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
+	}
+	if err := s.checkOutput(p.Name, &r); err != nil {
+		return &r, err
 	}
 	return &r, nil
 }

@@ -68,6 +68,10 @@ type Options struct {
 	// file:// URI.
 	Roots []mcp.Root
 
+	// SkipOutputValidation turns off the validation of tool results'
+	// structuredContent against the tools' output schemas (validate.go).
+	SkipOutputValidation bool
+
 	// LogLevel, when set, asks the server for log messages at or above
 	// this level: logging/setLevel after a legacy handshake, the
 	// per-request _meta key on 2026-07-28.

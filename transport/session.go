@@ -94,7 +94,9 @@ type Session struct {
 	// mu); resourceOnce registers their dispatcher once.
 	resourceSubs map[string]func(*mcp.ResourceUpdatedParams)
 	resourceOnce sync.Once
-	caps         mcp.ClientCapabilities
+	// schemas are the output schemas of the tools listed (validate.go).
+	schemas toolSchemas
+	caps    mcp.ClientCapabilities
 
 	nextID atomic.Int64
 
