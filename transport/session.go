@@ -171,6 +171,7 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 		}
 		return nil, fmt.Errorf("mcp handshake: %w", err)
 	}
+	s.startPing()
 	return s, nil
 }
 
@@ -199,11 +200,12 @@ func newSession(conn Conn, opts *Options) *Session {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s.initRoots()
-	s.caps = s.opts.Handlers.capabilities()
-	if s.caps.Roots != nil {
+	implied := s.opts.Handlers.capabilities()
+	if implied.Roots != nil {
 		// Legacy eras: changes are announced (SetRoots, NotifyRootsChanged).
-		s.caps.Roots.ListChanged = true
+		implied.Roots.ListChanged = true
 	}
+	s.caps = mergeCapabilities(s.opts.Capabilities, implied)
 	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
