@@ -11,8 +11,9 @@ package transport
 //
 // Goroutines. A Session runs three goroutines of its own for its whole life,
 // plus one per server-to-client request being answered (at most
-// Options.MaxServerRequests of those) and, on the 2026-07-28 wire, one
-// holding the subscriptions/listen stream:
+// Options.MaxServerRequests of those), on the 2026-07-28 wire one holding
+// the subscriptions/listen stream, and with Options.PingInterval one
+// pinging the server (capabilities.go):
 //
 //   - the reader calls Conn.Read in a loop. It routes a response to the
 //     waiting call through that call's buffered channel, queues notifications
