@@ -11,37 +11,18 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
-
-// noLoader refuses every external $ref. A tool's schema comes from a server
-// we do not control: following its references would let it make us fetch
-// URLs or read local files.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema references are not followed: %s", url)
-}
 
 // compileSchema compiles a tool's input schema. An empty schema compiles to
 // nil: nothing to check.
 func compileSchema(tool string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	schema, err := schemacheck.Compile("urn:tako:tool:"+tool, raw)
 	if err != nil {
-		return nil, fmt.Errorf("input schema is not JSON: %w", err)
+		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	// MCP says a schema without $schema is 2020-12.
-	c.DefaultDraft(jsonschema.Draft2020)
-	url := "urn:tako:tool:" + tool
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
+	return schema, nil
 }
 
 // validate checks args against schema; a nil schema accepts any object.
@@ -57,17 +38,8 @@ func validate(schema *jsonschema.Schema, args json.RawMessage) error {
 		return nil
 	}
 	if err := schema.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			// The first line names our internal schema URL; the model
-			// needs only the list of what is wrong and where.
-			msg := ve.Error()
-			if _, rest, ok := strings.Cut(msg, "\n"); ok {
-				msg = rest
-			}
-			return errors.New(strings.TrimSpace(msg))
-		}
-		return err
+		// The model needs only the list of what is wrong and where.
+		return errors.New(schemacheck.Message(err))
 	}
 	return nil
 }

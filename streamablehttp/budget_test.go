@@ -23,8 +23,8 @@ import (
 // chunk per stream), not eight messages (before: about 950 MB for eight
 // 100 MB events).
 func TestConcurrentLargeEventsShareOneBudget(t *testing.T) {
-	const size = 3 << 20
-	const maxMsg = 4 << 20
+	const size = 1 << 20
+	const maxMsg = 3 << 19
 	payload := strings.Repeat("x", size)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

@@ -66,7 +66,14 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 		}
 	}
 	if !s.modern || !mrtrMethod(method) {
-		return s.send(ctx, method, params, info)
+		res, err := s.send(ctx, method, params, info)
+		if err == nil {
+			err = checkResultType(method, res)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	var state json.RawMessage
 	return Rounds(ctx, &s.opts.Handlers, method, func(ctx context.Context, answers map[string]any) (json.RawMessage, map[string]mcp.InputRequest, error) {
@@ -238,7 +245,9 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	if withMeta {
 		var meta []byte
 		if s.modern {
-			meta = s.metaBody
+			if b := s.metaBody.Load(); b != nil {
+				meta = *b
+			}
 		}
 		if fn := progressFrom(ctx); fn != nil {
 			pc.progress = fn

@@ -16,6 +16,12 @@ func (s *Session) handshake(ctx context.Context) error {
 	if want != "" && !mcp.IsSupportedVersion(want) {
 		return fmt.Errorf("%w: tako does not speak %q", ErrUnsupportedVersion, want)
 	}
+	if l := s.opts.LogLevel; l != "" && !l.IsValid() {
+		return fmt.Errorf("mcp: Options.LogLevel %q is not a logging level", l)
+	}
+	if err := checkRoots(s.opts.Roots); err != nil {
+		return fmt.Errorf("Options.Roots: %w", err)
+	}
 	if want == "" || mcp.IsModernVersion(want) {
 		version := want
 		if version == "" {
@@ -122,23 +128,36 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 }
 
 func (s *Session) setModern(version string) {
+	s.modern = true
+	s.metaVersion = version
+	s.buildMeta()
+	s.setProtocol(version)
+}
+
+// buildMeta writes the reserved _meta members every 2026-07-28 request
+// carries; SetLogLevel writes them again when the level changes.
+func (s *Session) buildMeta() {
+	caps := s.caps
+	if caps.Roots != nil {
+		// 2026-07-28 roots have no listChanged.
+		caps.Roots = &mcp.RootsCapability{}
+	}
 	meta := map[string]any{
-		mcp.MetaProtocolVersion:    version,
-		mcp.MetaClientCapabilities: s.caps,
+		mcp.MetaProtocolVersion:    s.metaVersion,
+		mcp.MetaClientCapabilities: caps,
 		mcp.MetaClientInfo:         s.opts.ClientInfo,
 	}
-	if s.opts.LogLevel != "" {
-		meta[mcp.MetaLogLevel] = s.opts.LogLevel
+	if level := s.currentLogLevel(); level != "" {
+		meta[mcp.MetaLogLevel] = level
 	}
 	b, _ := json.Marshal(meta) // plain structs and strings: cannot fail
-	s.modern = true
-	s.metaBody = b[1 : len(b)-1]
-	s.setProtocol(version)
+	body := b[1 : len(b)-1]
+	s.metaBody.Store(&body)
 }
 
 func (s *Session) clearModern() {
 	s.modern = false
-	s.metaBody = nil
+	s.metaBody.Store(nil)
 	s.setProtocol("")
 }
 
@@ -206,8 +225,8 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 		if err := s.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 			return err
 		}
-		if s.opts.LogLevel != "" && r.Capabilities.Logging != nil {
-			if err := s.Call(ctx, mcp.MethodLoggingSetLevel, &mcp.SetLevelParams{Level: s.opts.LogLevel}, nil); err != nil {
+		if level := s.currentLogLevel(); level != "" && r.Capabilities.Logging != nil {
+			if err := s.Call(ctx, mcp.MethodLoggingSetLevel, &mcp.SetLevelParams{Level: level}, nil); err != nil {
 				s.log.Warn("mcp: logging/setLevel failed", "err", err)
 			}
 		}

@@ -33,13 +33,18 @@ func listAll[T any](ctx context.Context, s *Session, method string, page func(js
 			s.mu.Unlock()
 		}
 	}()
+	restarted := false
 	for i := 0; i < maxPages; i++ {
-		var params json.RawMessage
-		if cursor != nil {
-			params, _ = json.Marshal(&mcp.ListParams{Cursor: cursor})
-		}
-		res, err := s.call(ctx, method, params, nil)
+		res, err := s.fetchPage(ctx, method, cursor)
 		if err != nil {
+			if cursor != nil && !restarted && isInvalidCursor(err) {
+				// The server forgot the cursor or the list changed under
+				// it: start again, once, from the first page (§6A).
+				s.log.Debug("mcp: invalid cursor; listing again from the first page", "method", method, "err", err)
+				restarted, cursor, out, ttl = true, nil, out[:0], nil
+				clear(seen)
+				continue
+			}
 			return out, err
 		}
 		items, next, pageTTL, err := page(res)
@@ -52,7 +57,7 @@ func listAll[T any](ctx context.Context, s *Session, method string, page func(js
 		}
 		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
 		// only an absent nextCursor ends the list.
-		if next == nil || (!s.modern && *next == "") {
+		if next = s.endCursor(next); next == nil {
 			return out, nil
 		}
 		if seen[*next] {
@@ -91,12 +96,17 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if err != nil {
 		return tools, err
 	}
-	return s.admitTools(tools), nil
+	tools = s.admitTools(tools)
+	s.schemas.learn(tools, true)
+	return tools, nil
 }
 
 // CallTool calls a tool. A tool that fails reports it in the result
 // (IsError), not as a Go error: a model should see it (ToolResultError
-// turns such a result into an error where a program wants one).
+// turns such a result into an error where a program wants one). The
+// structuredContent of a tool listed with an outputSchema is validated
+// against it (validate.go): a mismatch is an *OutputSchemaError, returned
+// together with the result.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	raw, err := marshalObject(p)
 	if err != nil {
@@ -116,6 +126,9 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	}
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
+	}
+	if err := s.checkOutput(p.Name, &r); err != nil {
+		return &r, err
 	}
 	return &r, nil
 }

@@ -60,6 +60,34 @@ type Options struct {
 	// DefaultMaxServerRequests.
 	MaxServerRequests int
 
+	// Roots, when non-nil (even empty), is the initial roots list the
+	// Session keeps and serves (roots.go): the roots capability is
+	// declared, roots/list is answered from the list unless
+	// Handlers.Roots is set, and AddRoots, RemoveRoots and SetRoots
+	// change it, telling a legacy server each time. Every URI must be a
+	// file:// URI.
+	Roots []mcp.Root
+
+	// Capabilities declares client capabilities and extensions beyond
+	// what Handlers and Roots imply (experimental, extensions,
+	// sampling.context, ...). The two are merged: a member either sets is
+	// declared, with the union of its flags. Declaring a capability whose
+	// requests no handler serves makes those requests fail (-32601).
+	Capabilities *mcp.ClientCapabilities
+
+	// PingInterval, when positive, pings the server that often (on
+	// 2026-07-28, which has no ping, with server/discover). A server that
+	// does not answer within PingTimeout ends the session: Err then wraps
+	// ErrConnectionLost, and so does every call's error.
+	PingInterval time.Duration
+	// PingTimeout bounds each periodic ping. Zero means
+	// DefaultPingTimeout.
+	PingTimeout time.Duration
+
+	// SkipOutputValidation turns off the validation of tool results'
+	// structuredContent against the tools' output schemas (validate.go).
+	SkipOutputValidation bool
+
 	// LogLevel, when set, asks the server for log messages at or above
 	// this level: logging/setLevel after a legacy handshake, the
 	// per-request _meta key on 2026-07-28.

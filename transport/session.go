@@ -11,8 +11,9 @@ package transport
 //
 // Goroutines. A Session runs three goroutines of its own for its whole life,
 // plus one per server-to-client request being answered (at most
-// Options.MaxServerRequests of those) and, on the 2026-07-28 wire, one
-// holding the subscriptions/listen stream:
+// Options.MaxServerRequests of those), on the 2026-07-28 wire one holding
+// the subscriptions/listen stream, and with Options.PingInterval one
+// pinging the server (capabilities.go):
 //
 //   - the reader calls Conn.Read in a loop. It routes a response to the
 //     waiting call through that call's buffered channel, queues notifications
@@ -79,10 +80,24 @@ type Session struct {
 
 	// Fixed after the handshake (info is guarded by mu: an expired legacy
 	// session runs the handshake again).
-	info     ServerInfo
-	modern   bool
-	metaBody []byte // 2026-07-28: the reserved _meta members every request carries
-	caps     mcp.ClientCapabilities
+	info   ServerInfo
+	modern bool
+	// 2026-07-28: the reserved _meta members every request carries, and
+	// the version they name. SetLogLevel replaces them while calls read
+	// them, hence the atomic.
+	metaBody    atomic.Pointer[[]byte]
+	metaVersion string
+	logLevel    mcp.LoggingLevel // guarded by mu; see SetLogLevel
+	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody
+	roots       []mcp.Root       // guarded by mu; see roots.go
+	rootsMu     sync.Mutex       // orders changes of roots and their notifications
+	// resourceSubs holds SubscribeResource's callbacks by URI (guarded by
+	// mu); resourceOnce registers their dispatcher once.
+	resourceSubs map[string]func(*mcp.ResourceUpdatedParams)
+	resourceOnce sync.Once
+	// schemas are the output schemas of the tools listed (validate.go).
+	schemas toolSchemas
+	caps    mcp.ClientCapabilities
 
 	nextID atomic.Int64
 
@@ -157,6 +172,7 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 		}
 		return nil, fmt.Errorf("mcp handshake: %w", err)
 	}
+	s.startPing()
 	return s, nil
 }
 
@@ -184,7 +200,14 @@ func newSession(conn Conn, opts *Options) *Session {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s.caps = s.opts.Handlers.capabilities()
+	s.initRoots()
+	implied := s.opts.Handlers.capabilities()
+	if implied.Roots != nil {
+		// Legacy eras: changes are announced (SetRoots, NotifyRootsChanged).
+		implied.Roots.ListChanged = true
+	}
+	s.caps = mergeCapabilities(s.opts.Capabilities, implied)
+	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
 	}

@@ -75,7 +75,8 @@ type ServerInfo struct {
 // Handlers answer the requests a server sends to the client. The same
 // handler serves a legacy server-to-client request and a 2026-07-28
 // input_required round, so the caller writes it once. A nil handler means
-// the capability is not declared.
+// the capability is not declared, unless Options.Capabilities (or, for
+// roots, Options.Roots) declares it.
 type Handlers struct {
 	// Sampling answers sampling/createMessage: the server asks the client's
 	// model for a completion.

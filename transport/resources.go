@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// Resource subscriptions (checklist §6D). Before 2026-07-28 a client
+// subscribes to one URI with resources/subscribe, if the server declares
+// resources.subscribe, and the server then sends
+// notifications/resources/updated for it. SubscribeResource takes a
+// callback per URI, so the caller need not filter the session's
+// notifications itself; the notifications also reach Subscribe as before.
+//
+// 2026-07-28 moves resource subscriptions onto the subscriptions/listen
+// stream (resourceSubscriptions); the Session does not ask for them there
+// yet, so on that wire SubscribeResource fails with ErrCapability.
+//
+// A legacy session the server forgot (and that the engine renewed) has
+// lost its subscriptions on the server's side: subscribe again after
+// ServerInfo shows a new session, or poll.
+
+// SubscribeResource subscribes to updates of the resource at uri and calls
+// fn with each notifications/resources/updated for it, on the session's
+// event goroutine (in order; fn must not block for long, nor wait for a
+// call on this session). Subscribing again to the same URI replaces fn. A
+// server that does not declare resources.subscribe, and the 2026-07-28
+// wire, give an error wrapping ErrCapability, with nothing sent. fn is
+// registered before the request goes out, so an update that races the
+// answer is not lost; it is removed again if the request fails.
+func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mcp.ResourceUpdatedParams)) error {
+	if err := s.canSubscribe(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.resourceSubs == nil {
+		s.resourceSubs = map[string]func(*mcp.ResourceUpdatedParams){}
+	}
+	prev, had := s.resourceSubs[uri]
+	s.resourceSubs[uri] = fn
+	s.mu.Unlock()
+	s.resourceOnce.Do(func() { s.Subscribe(s.resourceUpdated) })
+	err := s.Call(ctx, mcp.MethodResourcesSubscribe, &mcp.SubscribeParams{URI: uri}, nil)
+	if err != nil {
+		s.mu.Lock()
+		if had {
+			s.resourceSubs[uri] = prev
+		} else {
+			delete(s.resourceSubs, uri)
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// UnsubscribeResource ends the subscription to uri: the callback is removed
+// at once, then resources/unsubscribe is sent. The same capability rules as
+// SubscribeResource apply.
+func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
+	if err := s.canSubscribe(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.resourceSubs, uri)
+	s.mu.Unlock()
+	return s.Call(ctx, mcp.MethodResourcesUnsubscribe, &mcp.SubscribeParams{URI: uri}, nil)
+}
+
+func (s *Session) canSubscribe() error {
+	if s.modern {
+		return fmt.Errorf("%w: resources/subscribe does not exist on 2026-07-28", ErrCapability)
+	}
+	if r := s.ServerInfo().Capabilities.Resources; r == nil || !r.Subscribe {
+		return fmt.Errorf("%w: resources.subscribe", ErrCapability)
+	}
+	return nil
+}
+
+// resourceUpdated routes notifications/resources/updated to the callback
+// of its URI. It runs on the event goroutine.
+func (s *Session) resourceUpdated(n mcp.Notification) {
+	if n.Method != mcp.NotificationResourceUpdated {
+		return
+	}
+	var p mcp.ResourceUpdatedParams
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		s.log.Warn("mcp: bad notifications/resources/updated", "err", err)
+		return
+	}
+	s.mu.Lock()
+	fn := s.resourceSubs[p.URI]
+	s.mu.Unlock()
+	if fn != nil {
+		fn(&p)
+	}
+}

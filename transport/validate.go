@@ -1,0 +1,125 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tako-mcp/tako/internal/schemacheck"
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// Structured output (checklist §6C). A tool that declares an outputSchema
+// must answer with structuredContent that conforms to it, and a client
+// should check. The Session keeps the output schema of every tool it has
+// seen listed (ListTools replaces them all; Tools and ListToolsPage add
+// the tools of each page) and validates the structuredContent of a
+// successful CallTool of such a tool. A tool it has not seen listed, or
+// listed without an outputSchema, is not checked; nor is a result with
+// isError, which reports a failure rather than output. Schemas are
+// compiled on a tool's first call and kept until the listing changes them;
+// an external $ref is never fetched (the schema then does not compile,
+// which is an OutputSchemaError too). Options.SkipOutputValidation turns
+// all of it off.
+
+// OutputSchemaError reports a tool result whose structuredContent does not
+// conform to the tool's outputSchema (or is missing, or the schema cannot
+// be used). CallTool returns it together with the result, so a caller that
+// wants the content anyway still has it.
+type OutputSchemaError struct {
+	// Tool is the tool's name.
+	Tool string
+	// Err says what is wrong: the validation failures, where they are, or
+	// why the schema could not be compiled.
+	Err error
+}
+
+func (e *OutputSchemaError) Error() string {
+	return fmt.Sprintf("mcp: tool %q: structured output does not match its output schema: %v", e.Tool, e.Err)
+}
+
+func (e *OutputSchemaError) Unwrap() error { return e.Err }
+
+// toolSchemas is the Session's store of output schemas by tool name. Its
+// methods are safe for concurrent use.
+type toolSchemas struct {
+	mu       sync.Mutex
+	raw      map[string]json.RawMessage
+	compiled map[string]compiledSchema
+}
+
+type compiledSchema struct {
+	raw    json.RawMessage // what was compiled, to notice a new listing
+	schema *jsonschema.Schema
+	err    error
+}
+
+// learn records the output schemas of tools; replace drops every schema
+// not in tools first (a complete listing).
+func (ts *toolSchemas) learn(tools []mcp.Tool, replace bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if replace || ts.raw == nil {
+		ts.raw = make(map[string]json.RawMessage, len(tools))
+	}
+	for i := range tools {
+		if s := bytes.TrimSpace(tools[i].OutputSchema); len(s) > 0 && string(s) != "null" {
+			ts.raw[tools[i].Name] = bytes.Clone(s)
+		} else {
+			delete(ts.raw, tools[i].Name)
+		}
+	}
+}
+
+// lookup returns the compiled output schema of tool, nil if there is none
+// to check against.
+func (ts *toolSchemas) lookup(tool string) (*jsonschema.Schema, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	raw, ok := ts.raw[tool]
+	if !ok {
+		return nil, nil
+	}
+	if c, ok := ts.compiled[tool]; ok && bytes.Equal(c.raw, raw) {
+		return c.schema, c.err
+	}
+	schema, err := schemacheck.Compile("urn:tako:tool-output:"+tool, raw)
+	if err != nil {
+		err = fmt.Errorf("the output schema cannot be used: %w", err)
+	}
+	if ts.compiled == nil {
+		ts.compiled = map[string]compiledSchema{}
+	}
+	ts.compiled[tool] = compiledSchema{raw: raw, schema: schema, err: err}
+	return schema, err
+}
+
+// checkOutput validates a tool result's structuredContent; see the note
+// at the top of this file.
+func (s *Session) checkOutput(tool string, r *mcp.CallToolResult) error {
+	if s.opts.SkipOutputValidation || r.IsError {
+		return nil
+	}
+	schema, err := s.schemas.lookup(tool)
+	if err != nil {
+		return &OutputSchemaError{Tool: tool, Err: err}
+	}
+	if schema == nil {
+		return nil
+	}
+	if len(bytes.TrimSpace(r.StructuredContent)) == 0 {
+		return &OutputSchemaError{Tool: tool, Err: errors.New("the tool declares an output schema but the result has no structuredContent")}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.StructuredContent))
+	if err != nil {
+		return &OutputSchemaError{Tool: tool, Err: fmt.Errorf("structuredContent is not JSON: %w", err)}
+	}
+	if err := schema.Validate(v); err != nil {
+		return &OutputSchemaError{Tool: tool, Err: errors.New(schemacheck.Message(err))}
+	}
+	return nil
+}
