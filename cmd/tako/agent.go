@@ -168,7 +168,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if a.help {
-		_, err := io.WriteString(stdout, usage())
+		_, err := io.WriteString(stdout, commandHelp("agent"))
 		return err
 	}
 	var logger *slog.Logger
