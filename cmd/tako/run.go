@@ -12,6 +12,7 @@ import (
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -157,10 +158,16 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		stage, err = se.stage, se.err
 	}
 	var (
-		exitErr *stdio.ExitError
-		rpcErr  *mcp.Error
-		why     string
+		exitErr   *stdio.ExitError
+		rpcErr    *mcp.Error
+		statusErr *streamablehttp.StatusError
+		why       string
 	)
+	if name, ok := strings.CutPrefix(stage, "start "); ok {
+		if w, ok := startFailure(name, err); ok {
+			return &failure{msg: "cannot start " + w, err: err}
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		why = "interrupted"
@@ -168,6 +175,8 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		why = fmt.Sprintf("timed out after %v (see --timeout)", timeout)
 	case errors.As(err, &exitErr):
 		why = describeExit(exitErr)
+	case errors.As(err, &statusErr):
+		why = httpFailure(statusErr)
 	case errors.As(err, &rpcErr):
 		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
 	default:
@@ -192,9 +201,9 @@ func describeExit(e *stdio.ExitError) string {
 	if len(lines) == 0 {
 		return msg + " and wrote nothing on stderr (-v shows what it wrote on stdout)"
 	}
-	tail := strings.Join(lines[max(0, len(lines)-3):], " | ")
+	tail := tellingStderr(lines)
 	if r := []rune(tail); len(r) > 200 {
-		tail = "…" + string(r[len(r)-199:])
+		tail = string(r[:199]) + "…"
 	}
 	return msg + ": " + tail
 }
