@@ -174,3 +174,21 @@ func applyConfig(o *options) error {
 	o.config, o.name = "", ""
 	return s.apply(path, o)
 }
+
+// configServers returns the servers of the file called names, in that
+// order, or all of them when names is empty (the agent's --config).
+func configServers(path string, names []string) ([]namedServer, error) {
+	list, err := loadConfig(path)
+	if err != nil || len(names) == 0 {
+		return list, err
+	}
+	out := make([]namedServer, 0, len(names))
+	for _, n := range names {
+		s, err := pickServer(path, list, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *s)
+	}
+	return out, nil
+}

@@ -13,6 +13,7 @@
 //	tako bridge --listen-ws ADDR --stdio "CMD ARGS..." [flags]
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
+//	tako agent ... --config FILE [--server NAME ...] "PROMPT"
 //	tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL
 //	tako logout URL
 //	tako help [CMD | all]
