@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The tako CLI against the TypeScript reference server: every command over
@@ -47,10 +48,14 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// runTako runs the CLI with args and returns what it did.
+// runTako runs the CLI with args and returns what it did. Each run has a
+// minute of its own: a test runs dozens, each starting node.
 func runTako(t *testing.T, ctx context.Context, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, takoCLI(t), args...)
+	bin := takoCLI(t)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -71,7 +76,7 @@ func everythingStdio(t *testing.T) string {
 }
 
 func TestCLIEverything(t *testing.T) {
-	ctx := testContext(t)
+	ctx := context.Background()
 	servers := map[string][]string{
 		"stdio": {"--stdio", everythingStdio(t)},
 		"http":  {"--http", everythingHTTP(t, "streamableHttp")},
@@ -104,6 +109,7 @@ func TestCLIEverything(t *testing.T) {
 	}
 	for kind, server := range servers {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // the two servers side by side: each check starts a process
 			for _, c := range checks {
 				t.Run(c.name, func(t *testing.T) {
 					r := runTako(t, ctx, append(c.args, server...)...)
@@ -129,7 +135,7 @@ func TestCLIEverything(t *testing.T) {
 // TestCLIConfig: a Claude Desktop file naming a stdio and an HTTP server;
 // --server picks one, tako servers lists both as answering.
 func TestCLIConfig(t *testing.T) {
-	ctx := testContext(t)
+	ctx := context.Background()
 	node, args := everything(t)
 	url := everythingHTTP(t, "streamableHttp")
 	cfg := map[string]any{"mcpServers": map[string]any{
@@ -174,7 +180,7 @@ func TestCLIConfig(t *testing.T) {
 
 // TestCLIHelp: the help fits a screen and each command has its own.
 func TestCLIHelp(t *testing.T) {
-	ctx := testContext(t)
+	ctx := context.Background()
 	r := runTako(t, ctx, "help")
 	if r.code != 0 || strings.Count(r.stdout, "\n") > 24 || !strings.Contains(r.stdout, "tako help CMD") {
 		t.Errorf("help: exit %d, %d lines", r.code, strings.Count(r.stdout, "\n"))
