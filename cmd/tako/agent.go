@@ -31,7 +31,11 @@ type agentInvocation struct {
 	verbose  bool
 	help     bool
 	servers  []options // one per transport flag, with its --env and --header
-	prompt   string
+	// config and names are --config FILE and the --server NAMEs: all the
+	// file's servers, or those named, join the servers above.
+	config string
+	names  []string
+	prompt string
 }
 
 // agentFlags are the flags only `tako agent` has; everything else is looked
@@ -132,6 +136,13 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 			if err := def.set(&a.servers[len(a.servers)-1], value); err != nil {
 				return nil, err
 			}
+		case canonical == "config":
+			a.config = value
+		case canonical == "server":
+			if value == "" {
+				return nil, usagef("--server needs a name from the --config file")
+			}
+			a.names = append(a.names, value)
 		case canonical == "timeout", canonical == "verbose", canonical == "help":
 			var o options
 			if err := def.set(&o, value); err != nil {
@@ -144,6 +155,9 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	}
 	if a.help {
 		return a, nil
+	}
+	if len(a.names) > 0 && a.config == "" {
+		return nil, usagef("--server NAME picks a server of a --config FILE; give the file too")
 	}
 	switch {
 	case a.provider == "":
@@ -168,12 +182,33 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if a.help {
-		_, err := io.WriteString(stdout, usage())
+		_, err := io.WriteString(stdout, commandHelp("agent"))
 		return err
 	}
 	var logger *slog.Logger
 	if a.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	names := make([]string, len(a.servers))
+	for i := range a.servers {
+		names[i] = serverName(&a.servers[i])
+	}
+	if a.config != "" {
+		cfg, err := configServers(a.config, a.names)
+		if err != nil {
+			return err
+		}
+		for _, s := range cfg {
+			var o options
+			if err := s.apply(a.config, &o); err != nil {
+				return err
+			}
+			a.servers = append(a.servers, o)
+			names = append(names, s.name)
+		}
+	}
+	if len(a.servers) == 0 {
+		return usagef(`tako agent needs a server: --stdio "CMD ARGS...", --http URL or --config FILE`)
 	}
 	servers := make([]orchestrator.MCPServer, 0, len(a.servers))
 	for i := range a.servers {
@@ -183,7 +218,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		servers = append(servers, orchestrator.MCPServer{
-			Name: serverName(o),
+			Name: names[i],
 			Connect: func(ctx context.Context, _ *transport.Options) (transport.Transport, error) {
 				s, err := dial(ctx)
 				if err != nil {

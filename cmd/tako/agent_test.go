@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -129,4 +131,31 @@ func TestAgentModelDown(t *testing.T) {
 	defer srv.Close()
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--stdio", demoCommand(t), "hi")
 	r.wantFailure(t, exitFailure, "401", "bad key")
+}
+
+// TestAgentConfig: the agent takes every server of a --config file, named
+// as the file names them, or only the --server ones.
+func TestAgentConfig(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	demo, err := json.Marshal(demoServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	cfg := `{"mcpServers":{"alpha":{"command":` + string(demo) + `},"beta":{"command":` + string(demo) + `,"args":["-name","b"]}}}`
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix", "--config", file, "say hi")
+	if want := "the servers said: hi from alpha__echo | hi from beta__echo\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("all servers: exit %d, stdout %q, want %q", r.code, r.stdout, want)
+	}
+	srv2 := httptest.NewServer(&modelServer{}) // a fresh conversation
+	defer srv2.Close()
+	r = tako(t, "agent", "--provider", "openai", "--base-url", srv2.URL+"/v1", "--model", "m", "--prefix", "--config", file, "--server", "beta", "say hi")
+	if want := "the servers said: hi from beta__echo\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("--server beta: exit %d, stdout %q, want %q", r.code, r.stdout, want)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tako-mcp/tako/mcp"
 )
 
 // defaultTimeout bounds starting the server plus the operation when
@@ -24,15 +26,23 @@ type invocation struct {
 
 // options are the flags of an invocation.
 type options struct {
-	json    bool
-	verbose bool
-	help    bool
-	timeout time.Duration
-	env     []string // KEY=VALUE, in order; later ones win
-	headers []string // --header 'K: V' for --http, in order (http.go)
-	server  serverFlag
-	bridge  bridgeFlags // --listen-* and --tls-* of tako bridge (bridge.go)
-	grpc    grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext, --no-client-auth (grpc.go)
+	format   string           // "table" (the default), "json" or "pretty"; --json is --format json
+	logLevel mcp.LoggingLevel // --log-level: the server's log messages on stderr
+	config   string           // --config FILE (config.go)
+	name     string           // --server NAME: which server of the config
+	argv     []string         // the command of a config's stdio server, already split
+	// completePrompt and completeResource are complete's --prompt NAME
+	// and --resource URI.
+	completePrompt   string
+	completeResource string
+	verbose          bool
+	help             bool
+	timeout          time.Duration
+	env              []string // KEY=VALUE, in order; later ones win
+	headers          []string // --header 'K: V' for --http, in order (http.go)
+	server           serverFlag
+	bridge           bridgeFlags // --listen-* and --tls-* of tako bridge (bridge.go)
+	grpc             grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext, --no-client-auth (grpc.go)
 }
 
 // serverFlag is the transport flag that names the server: its kind (the
@@ -91,10 +101,47 @@ var flagDefs = []flagDef{
 		o.timeout = d
 		return nil
 	}},
-	{names: []string{"json"}, set: func(o *options, v string) error { return setBool(&o.json, "json", v) }},
+	{names: []string{"json"}, set: func(o *options, v string) error {
+		var b bool
+		if err := setBool(&b, "json", v); err != nil {
+			return err
+		}
+		if o.format = ""; b {
+			o.format = "json"
+		}
+		return nil
+	}},
+	{names: []string{"format"}, arg: "table|json|pretty", set: func(o *options, v string) error {
+		switch v {
+		case "table", "json", "pretty":
+			o.format = v
+			return nil
+		}
+		return usagef("--format wants table, json or pretty, not %q", v)
+	}},
+	{names: []string{"log-level"}, arg: "LEVEL", set: func(o *options, v string) error {
+		if levelRank(mcp.LoggingLevel(v)) < 0 {
+			return usagef("--log-level wants one of %s, not %q", strings.Join(logLevels, ", "), v)
+		}
+		o.logLevel = mcp.LoggingLevel(v)
+		return nil
+	}},
+	{names: []string{"prompt"}, arg: "NAME", set: func(o *options, v string) error { o.completePrompt = v; return nil }},
+	{names: []string{"resource"}, arg: "URI", set: func(o *options, v string) error { o.completeResource = v; return nil }},
+	{names: []string{"config"}, arg: "FILE", set: func(o *options, v string) error { o.config = v; return nil }},
+	{names: []string{"server"}, arg: "NAME", set: func(o *options, v string) error {
+		if v == "" {
+			return usagef("--server needs a name from the --config file")
+		}
+		o.name = v
+		return nil
+	}},
 	{names: []string{"verbose", "v"}, set: func(o *options, v string) error { return setBool(&o.verbose, "verbose", v) }},
 	{names: []string{"help", "h"}, set: func(o *options, v string) error { return setBool(&o.help, "help", v) }},
 }
+
+// raw reports whether the output is the protocol's JSON rather than text.
+func (o *options) raw() bool { return o.format == "json" || o.format == "pretty" }
 
 func setServer(kind string) func(*options, string) error {
 	return func(o *options, v string) error {

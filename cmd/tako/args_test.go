@@ -24,19 +24,19 @@ func TestParseArgs(t *testing.T) {
 			def(func(i *invocation) {
 				i.command, i.args = "call", []string{"echo", `{"message":"hi"}`}
 				i.opts.server = serverFlag{"stdio", "srv -x"}
-				i.opts.json = true
+				i.opts.format = "json"
 			})},
 		{"flags first", []string{"--stdio", "srv", "-json", "call", "echo"},
 			def(func(i *invocation) {
 				i.command, i.args = "call", []string{"echo"}
 				i.opts.server = serverFlag{"stdio", "srv"}
-				i.opts.json = true
+				i.opts.format = "json"
 			})},
 		{"flags between", []string{"call", "--json", "echo", "--stdio=srv a", "{}"},
 			def(func(i *invocation) {
 				i.command, i.args = "call", []string{"echo", "{}"}
 				i.opts.server = serverFlag{"stdio", "srv a"}
-				i.opts.json = true
+				i.opts.format = "json"
 			})},
 		{"single dash and equals", []string{"tools", "-stdio=srv", "-timeout=5s", "-env=A=1"},
 			def(func(i *invocation) {
@@ -61,7 +61,7 @@ func TestParseArgs(t *testing.T) {
 		{"double dash ends flags", []string{"call", "--json", "--", "-tool-", "--stdio"},
 			def(func(i *invocation) {
 				i.command, i.args = "call", []string{"-tool-", "--stdio"}
-				i.opts.json = true
+				i.opts.format = "json"
 			})},
 		{"lone dash is positional", []string{"call", "-"},
 			def(func(i *invocation) { i.command, i.args = "call", []string{"-"} })},

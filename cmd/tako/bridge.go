@@ -104,6 +104,9 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	if len(inv.args) > 0 {
 		return usagef("bridge takes no arguments, only flags (got %q)", inv.args[0])
 	}
+	if err := applyConfig(o); err != nil {
+		return err
+	}
 	if len(o.bridge.listen) == 0 {
 		return usagef(`bridge needs an end to serve, such as --listen-ws 127.0.0.1:8765`)
 	}
@@ -126,8 +129,8 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	if len(o.headers) > 0 {
 		return usagef("--header is for an --http or --ws server, and bridge serves a --stdio one")
 	}
-	if o.json {
-		return usagef("--json is for tools and call, not bridge")
+	if o.format != "" {
+		return usagef("--json and --format are for the commands that print results, not bridge")
 	}
 
 	logger := slog.New(slog.DiscardHandler)

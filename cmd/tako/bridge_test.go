@@ -150,7 +150,7 @@ func TestBridgeWS(t *testing.T) {
 		t.Fatalf("bridge printed %q, want ws://127.0.0.1:PORT/mcp", url)
 	}
 	r := tako(t, "tools", "--ws", url)
-	if r.code != 0 || !strings.Contains(r.stdout, "\necho ") {
+	if r.code != 0 || !strings.Contains(r.stdout, "\necho(message) ") {
 		t.Fatalf("tools --ws: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = tako(t, "call", "echo", `{"message":"hello over websocket"}`, "--ws", url, "--header", "Authorization: Bearer x")

@@ -6,35 +6,63 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
 
-// callCommand implements `tako call NAME [ARGUMENTS]`. The arguments are
-// checked here, before any server starts, so that a typo costs nothing.
+// callCommand implements `tako call NAME [ARGUMENTS]`, where ARGUMENTS is
+// one JSON object or KEY=VALUE pairs. What can be checked without the
+// server (the JSON, the shape of the pairs) is checked here, before any
+// server starts, so that a typo costs nothing; the pairs are typed once the
+// tool's input schema is known.
 func callCommand(inv *invocation) (operation, error) {
-	switch {
-	case len(inv.args) == 0:
-		return nil, usagef("call needs a tool name: tako call NAME [ARGUMENTS]")
-	case len(inv.args) > 2:
-		return nil, usagef("call takes a tool name and one JSON object, got %d arguments (quote the JSON)", len(inv.args))
+	if len(inv.args) == 0 {
+		return nil, usagef("call needs a tool name: tako call NAME [KEY=VALUE ... | JSON] (tako tools lists them)")
 	}
-	name := inv.args[0]
+	name, rest := inv.args[0], inv.args[1:]
 	if name == "" {
 		return nil, usagef("call needs a non-empty tool name")
 	}
 	args := json.RawMessage("{}")
-	if len(inv.args) == 2 {
+	var pairs []string
+	switch {
+	case len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "{"),
+		len(rest) == 1 && !strings.Contains(rest[0], "="):
 		var err error
-		if args, err = parseArguments(inv.args[1]); err != nil {
+		if args, err = parseArguments(rest[0]); err != nil {
 			return nil, err
 		}
+	case len(rest) > 0:
+		for _, a := range rest {
+			if k, _, ok := strings.Cut(a, "="); !ok || k == "" {
+				if strings.ContainsAny(a, "{}[]") {
+					return nil, usagef("call takes a tool name and one JSON object or KEY=VALUE pairs, got %d arguments (quote the JSON)", len(rest))
+				}
+				return nil, usagef("call wants KEY=VALUE pairs or one JSON object, not %q", truncate(a, 40))
+			}
+		}
+		pairs = rest
 	}
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	return func(ctx context.Context, t transport.Transport, stdout io.Writer) error {
-		if inv.opts.json {
+	return func(ctx context.Context, t transport.Transport, stdout, stderr io.Writer) error {
+		params := &mcp.CallToolParams{Name: name, Arguments: args}
+		if pairs != nil {
+			tools, err := t.ListTools(ctx)
+			if err != nil {
+				return &stageError{stage: mcp.MethodToolsList, err: err}
+			}
+			i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == name })
+			if i < 0 {
+				return usagef("the server has no tool %q (tako tools lists them)", name)
+			}
+			if params.Arguments, err = typedArguments(name, tools[i].InputSchema, pairs); err != nil {
+				return err
+			}
+		}
+		ctx = transport.WithProgress(ctx, func(p mcp.ProgressParams) { printProgress(stderr, p) })
+		if inv.opts.raw() {
 			// Raw, so that the output is the result as the protocol has
 			// it, fields tako does not model included.
 			var raw json.RawMessage
@@ -47,7 +75,7 @@ func callCommand(inv *invocation) (operation, error) {
 			if err := json.Unmarshal(raw, &flag); err != nil {
 				return fmt.Errorf("malformed result: %v: %w", err, transport.ErrProtocol)
 			}
-			if _, err := stdout.Write(append(raw, '\n')); err != nil {
+			if err := writeRaw(stdout, raw, inv.opts.format); err != nil {
 				return err
 			}
 			if flag.IsError {

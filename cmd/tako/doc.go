@@ -1,16 +1,26 @@
 // Tako is a command-line client for Model Context Protocol (MCP) servers:
-// it starts a server, lists its tools and calls them.
+// it starts or reaches a server and runs one operation on it.
 //
 // Usage:
 //
 //	tako tools SERVER [flags]
-//	tako call NAME [ARGUMENTS] SERVER [flags]
+//	tako call NAME [KEY=VALUE ... | JSON] SERVER [flags]
+//	tako resources | templates | prompts | ping | info SERVER [flags]
+//	tako read URI SERVER [flags]
+//	tako prompt NAME [KEY=VALUE ...] SERVER [flags]
+//	tako complete --prompt NAME | --resource URI ARG=PARTIAL [KEY=VALUE ...] SERVER
+//	tako servers --config FILE
 //	tako bridge --listen-ws ADDR --stdio "CMD ARGS..." [flags]
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
+//	tako agent ... --config FILE [--server NAME ...] "PROMPT"
 //	tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL
 //	tako logout URL
-//	tako help
+//	tako help [CMD | all]
+//
+// "tako help" lists the commands on one screen, "tako help CMD" (or
+// "tako CMD --help") shows one command's help with examples, and
+// "tako help all" shows this text.
 //
 // "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
 // the browser ($BROWSER when set; the URL is printed when no browser can
@@ -89,6 +99,13 @@
 //	    Speak MCP over WebSocket to URL (ws:// or wss://): subprotocol
 //	    "mcp", one JSON-RPC message per text frame, the initialize
 //	    lifecycle. HTTPS_PROXY and NO_PROXY are honoured.
+//	--config FILE [--server NAME]
+//	    Take the server from a configuration file as Claude Desktop and
+//	    Cursor write it ("mcpServers") or VS Code (.vscode/mcp.json,
+//	    "servers"): command, args, env, url, headers and type (stdio,
+//	    http, streamable-http, sse, ws). --server NAME picks one; a file
+//	    with one server needs no name. "tako servers --config FILE"
+//	    lists them and whether each answers.
 //	--grpc HOST:PORT
 //	    Call the MCP gRPC service (model_context_protocol.Mcp) at
 //	    HOST:PORT over TLS 1.3: --ca is required, --cert and --key present
@@ -135,8 +152,18 @@
 //	--timeout DURATION
 //	    Bound starting the server plus the operation, as in 30s or 2m.
 //	    The default is 60s; 0 means no bound.
+//	--format table|json|pretty
+//	    Print text and tables (the default), or the protocol's JSON of
+//	    the result on one line, or indented.
 //	--json
-//	    Print the protocol's JSON instead of text.
+//	    The same as --format json.
+//	--log-level LEVEL
+//	    Ask the server for log messages at LEVEL or above (debug, info,
+//	    notice, warning, error, critical, alert, emergency) and print
+//	    them on stderr as they arrive.
+//	--prompt NAME, --resource URI
+//	    (complete) What to complete an argument of: a prompt, or a
+//	    resource template.
 //	-v, --verbose
 //	    Copy the server's stderr and tako's diagnostics to stderr.
 //	-h, --help

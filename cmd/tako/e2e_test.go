@@ -33,7 +33,7 @@ func TestDemoToolsTable(t *testing.T) {
 	}
 	found := false
 	for _, l := range lines[1:] {
-		if strings.HasPrefix(l, "echo ") {
+		if strings.HasPrefix(l, "echo(message) ") {
 			found = true
 		}
 		if n := len([]rune(l)); n > tableWidth {
@@ -266,11 +266,11 @@ func TestToolsTableMergesPages(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	want := "NAME     HINTS  DESCRIPTION\n" +
-		"env             Returns an environment variable.\n" +
-		"content  r---   All content types é\n" +
-		"hang     --io   Never answers.\n" +
-		"die             Exits with status 7.\n"
+	want := "NAME       HINTS  DESCRIPTION\n" +
+		"env(name)         Returns an environment variable.\n" +
+		"content    r---   All content types é\n" +
+		"hang       --io   Never answers.\n" +
+		"die               Exits with status 7.\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s", r.stdout, want)
 	}

@@ -97,7 +97,7 @@ func TestBridgeGRPC(t *testing.T) {
 		t.Fatalf("bridge printed %q, want grpc://HOST:PORT", url)
 	}
 	r := tako(t, "tools", "--grpc", addr, "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca, "--server-name", "mcp.test")
-	if r.code != 0 || !strings.Contains(r.stdout, "\necho ") {
+	if r.code != 0 || !strings.Contains(r.stdout, "\necho(message) ") {
 		t.Fatalf("tools --grpc: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = tako(t, "call", "echo", `{"message":"hello over grpc"}`, "--grpc", addr, "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca)

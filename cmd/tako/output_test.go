@@ -99,7 +99,7 @@ func (noTools) ServerInfo() transport.ServerInfo { return transport.ServerInfo{}
 
 func TestWriteToolsJSONWithoutCapability(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeToolsJSON(context.Background(), noTools{}, &b); err != nil {
+	if err := writeList(context.Background(), noTools{}, &b, "tools/list", false, "json"); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "{\"tools\":[]}\n" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -27,8 +28,9 @@ const (
 // error and the end of a stack trace, short enough to stay readable.
 const maxMessage = 400
 
-// operation is what a command does once the server is connected.
-type operation func(ctx context.Context, t transport.Transport, stdout io.Writer) error
+// operation is what a command does once the server is connected: its
+// result goes to stdout, progress and the server's log messages to stderr.
+type operation func(ctx context.Context, t transport.Transport, stdout, stderr io.Writer) error
 
 // run is tako without the process around it: it parses args, does the work,
 // writes to stdout and stderr and returns the exit status. main adds only
@@ -47,12 +49,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "logout" {
 		return report(stderr, runLogout(ctx, args[1:], stdout))
 	}
+	if len(args) > 0 && args[0] == "help" {
+		return report(stderr, writeHelp(stdout, args[1:]))
+	}
 	inv, err := parseArgs(args)
-	if err == nil && (inv.opts.help || inv.command == "help") {
-		if _, err := io.WriteString(stdout, usage()); err != nil {
-			return report(stderr, err)
+	if err == nil && inv.opts.help {
+		if commands[inv.command] == nil {
+			return report(stderr, writeHelp(stdout, nil))
 		}
-		return exitOK
+		return report(stderr, writeHelp(stdout, []string{inv.command}))
 	}
 	if err == nil {
 		err = execute(ctx, inv, stdout, stderr)
@@ -60,30 +65,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return report(stderr, err)
 }
 
+// writeHelp is `tako help [CMD|all]`.
+func writeHelp(stdout io.Writer, args []string) error {
+	text := shortHelp
+	switch {
+	case len(args) > 1:
+		return usagef("help takes one command name: tako help CMD")
+	case len(args) == 0:
+	case args[0] == "all":
+		text = usage()
+	default:
+		if text = commandHelp(args[0]); text == "" {
+			return usagef("no command %q; the commands are %s", args[0], commandNames())
+		}
+	}
+	_, err := io.WriteString(stdout, text)
+	return err
+}
+
 // execute checks the whole command line, then connects, runs the command
 // and closes the session, all within the timeout.
 func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) error {
-	var (
-		op    operation
-		stage string
-		err   error
-	)
-	switch inv.command {
-	case "tools":
-		op, err = toolsCommand(inv)
-		stage = mcp.MethodToolsList
-	case "call":
-		op, err = callCommand(inv)
-		if err == nil {
-			stage = mcp.MethodToolsCall + " " + inv.args[0]
-		}
-	case "bridge":
-		return runBridge(ctx, inv, stdout, stderr)
-	case "":
+	c := commands[inv.command]
+	switch {
+	case inv.command == "":
 		return usagef("no command given (see tako help)")
-	default:
+	case c == nil || c.op == nil:
 		return usagef("unknown command %q (see tako help)", inv.command)
+	case inv.command == "bridge":
+		return runBridge(ctx, inv, stdout, stderr)
+	case inv.command == "servers":
+		return runServers(ctx, inv, stdout)
 	}
+	op, err := c.op(inv)
 	if err != nil {
 		return err
 	}
@@ -112,7 +126,9 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		logger.Debug("connected", "server", info.Implementation.Name, "version", info.Implementation.Version,
 			"protocol", info.ProtocolVersion)
 	}
-	err = op(opCtx, s, stdout)
+	unsubscribe := showLogs(inv, s, stderr)
+	err = op(opCtx, s, stdout, stderr)
+	unsubscribe()
 	// Close is bounded by the transport itself; its error matters only
 	// when everything else went well, and even then the answer is out.
 	// Under --timeout (or an interrupt) the close keeps the same
@@ -125,7 +141,11 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	if err == nil || errors.As(err, &te) {
 		return err
 	}
-	return explain(ctx, opCtx, inv.opts.timeout, stage, err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return err // a bad argument found against what the server said (call's k=v)
+	}
+	return explain(ctx, opCtx, inv.opts.timeout, c.stage(inv), err)
 }
 
 // explain turns an error from the session into the message a person reads:
@@ -138,10 +158,16 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		stage, err = se.stage, se.err
 	}
 	var (
-		exitErr *stdio.ExitError
-		rpcErr  *mcp.Error
-		why     string
+		exitErr   *stdio.ExitError
+		rpcErr    *mcp.Error
+		statusErr *streamablehttp.StatusError
+		why       string
 	)
+	if name, ok := strings.CutPrefix(stage, "start "); ok {
+		if w, ok := startFailure(name, err); ok {
+			return &failure{msg: "cannot start " + w, err: err}
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		why = "interrupted"
@@ -149,6 +175,8 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		why = fmt.Sprintf("timed out after %v (see --timeout)", timeout)
 	case errors.As(err, &exitErr):
 		why = describeExit(exitErr)
+	case errors.As(err, &statusErr):
+		why = httpFailure(statusErr)
 	case errors.As(err, &rpcErr):
 		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
 	default:
@@ -173,9 +201,9 @@ func describeExit(e *stdio.ExitError) string {
 	if len(lines) == 0 {
 		return msg + " and wrote nothing on stderr (-v shows what it wrote on stdout)"
 	}
-	tail := strings.Join(lines[max(0, len(lines)-3):], " | ")
+	tail := tellingStderr(lines)
 	if r := []rune(tail); len(r) > 200 {
-		tail = "…" + string(r[len(r)-199:])
+		tail = string(r[:199]) + "…"
 	}
 	return msg + ": " + tail
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // noServer is a --stdio command that cannot start: a usage error must be
@@ -9,17 +11,64 @@ import (
 const noServer = "/nonexistent/tako-test/no-such-server --flag"
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{
-		{"help"},
-		{"-h"},
-		{"--help"},
-		{"tools", "--help"},
-		{"call", "echo", "{not json", "-h"},
-		{"help", "tools"},
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, shortHelp},
+		{[]string{"-h"}, shortHelp},
+		{[]string{"--help"}, shortHelp},
+		{[]string{"help", "all"}, usage()},
+		{[]string{"tools", "--help"}, commandHelp("tools")},
+		{[]string{"call", "echo", "{not json", "-h"}, commandHelp("call")},
+		{[]string{"help", "tools"}, commandHelp("tools")},
+		{[]string{"help", "complete"}, commandHelp("complete")},
+		{[]string{"agent", "--help"}, commandHelp("agent")},
 	} {
-		r := tako(t, args...)
-		if r.code != 0 || r.stdout != usage() || r.stderr != "" {
-			t.Errorf("tako %q: exit %d, stderr %q, stdout %.40q...; want the usage on stdout and 0", args, r.code, r.stderr, r.stdout)
+		r := tako(t, tt.args...)
+		if r.code != 0 || r.stdout != tt.want || r.stderr != "" {
+			t.Errorf("tako %q: exit %d, stderr %q, stdout %.60q...; want %.60q... and 0", tt.args, r.code, r.stderr, r.stdout, tt.want)
+		}
+	}
+	tako(t, "help", "lsit").wantFailure(t, 2, `no command "lsit"`, "tools")
+}
+
+// TestShortHelpFitsOneScreen: tako help must fit 24 lines of 80 columns
+// and point to the help of each command.
+func TestShortHelpFitsOneScreen(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(shortHelp, "\n"), "\n")
+	if len(lines) > 24 {
+		t.Errorf("tako help has %d lines, want at most 24", len(lines))
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	if !strings.Contains(shortHelp, "tako help CMD") {
+		t.Error("tako help does not point to tako help CMD")
+	}
+	for name := range commands {
+		if !strings.Contains(shortHelp, name) {
+			t.Errorf("tako help does not mention %s", name)
+		}
+	}
+}
+
+// TestCommandHelp: every command's help has its usage and an example.
+func TestCommandHelp(t *testing.T) {
+	for name := range commands {
+		h := commandHelp(name)
+		if !strings.HasPrefix(h, "Usage:\n  tako "+name) {
+			t.Errorf("help %s does not start with its usage: %.60q", name, h)
+		}
+		if !strings.Contains(h, "\n  tako "+name+" ") {
+			t.Errorf("help %s has no example", name)
+		}
+		for l := range strings.SplitSeq(h, "\n") {
+			if n := utf8.RuneCountInString(l); n > 100 {
+				t.Errorf("help %s: line of %d columns: %q", name, n, l)
+			}
 		}
 	}
 }
@@ -34,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"lsit", "--stdio", noServer}, `unknown command "lsit"`},
 		{"unknown flag", []string{"tools", "--stdio", noServer, "--verbsoe"}, "unknown flag --verbsoe"},
 		{"missing flag value", []string{"tools", "--stdio"}, "flag --stdio needs a value"},
-		{"no transport", []string{"tools"}, `no server: give one with --stdio "CMD ARGS..."`},
+		{"no transport", []string{"tools"}, `no server: give one with --stdio "CMD ARGS...", --http URL or --config FILE`},
 		{"no transport for call", []string{"call", "echo", "{}"}, "no server"},
 		{"tools with an argument", []string{"tools", "extra", "--stdio", noServer}, `tools takes no arguments, got "extra"`},
 		{"no tool name", []string{"call", "--stdio", noServer}, "call needs a tool name"},

@@ -22,6 +22,9 @@ type dialer func(ctx context.Context) (transport.Transport, error)
 // args.go). Everything it rejects is a usage error, found before anything
 // starts.
 func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
+	if err := applyConfig(o); err != nil {
+		return nil, err
+	}
 	if o.bridge.given() {
 		return nil, usagef("--listen-*, --tls-cert and --tls-key are flags of tako bridge")
 	}
@@ -34,7 +37,7 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 	if err := checkGRPCFlags(o); err != nil {
 		return nil, err
 	}
-	sessionOpts := &transport.Options{Logger: logger}
+	sessionOpts := &transport.Options{Logger: logger, LogLevel: o.logLevel}
 	switch o.server.kind {
 	case "stdio":
 		start, name, err := stdioStarter(o, logger)
@@ -55,7 +58,7 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 	case "grpc":
 		return grpcDialer(o, logger)
 	case "":
-		return nil, usagef(`no server: give one with --stdio "CMD ARGS..."`)
+		return nil, usagef(`no server: give one with --stdio "CMD ARGS...", --http URL or --config FILE (see tako help)`)
 	default:
 		// Only flags of flagDefs set kind; reaching here is a bug there.
 		return nil, fmt.Errorf("internal error: unknown transport %q", o.server.kind)
@@ -76,7 +79,10 @@ func connect(ctx context.Context, conn transport.Conn, opts *transport.Options) 
 // what starts the server, and the command's name for messages. A bad
 // command line is a usage error.
 func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) (transport.Conn, error), name string, err error) {
-	argv, err := splitCommand(o.server.value)
+	argv, err := o.argv, error(nil)
+	if argv == nil {
+		argv, err = splitCommand(o.server.value)
+	}
 	if err == nil && argv[0] == "" {
 		err = errors.New("empty command name")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"unicode"
@@ -22,9 +21,9 @@ func toolsCommand(inv *invocation) (operation, error) {
 	if len(inv.args) > 0 {
 		return nil, usagef("tools takes no arguments, got %q", inv.args[0])
 	}
-	return func(ctx context.Context, t transport.Transport, stdout io.Writer) error {
-		if inv.opts.json {
-			return writeToolsJSON(ctx, t, stdout)
+	return func(ctx context.Context, t transport.Transport, stdout, _ io.Writer) error {
+		if inv.opts.raw() {
+			return writeList(ctx, t, stdout, mcp.MethodToolsList, t.ServerInfo().Capabilities.Tools != nil, inv.opts.format)
 		}
 		tools, err := t.ListTools(ctx)
 		if err != nil {
@@ -32,23 +31,6 @@ func toolsCommand(inv *invocation) (operation, error) {
 		}
 		return writeToolTable(stdout, tools)
 	}, nil
-}
-
-// writeToolsJSON prints the tools/list result on one line, as the protocol
-// has it, every page merged into one list (transport.Call fetches them):
-// the tool objects are the server's bytes, so a field tako does not model,
-// or a schema keyword in an unusual spelling, reaches the output unchanged.
-// Pipe it to jq to read it. A server that declared no tools has none, as
-// for ListTools, and is not asked.
-func writeToolsJSON(ctx context.Context, t transport.Transport, w io.Writer) error {
-	raw := json.RawMessage(`{"tools":[]}`)
-	if t.ServerInfo().Capabilities.Tools != nil {
-		if err := transport.Call(ctx, t, mcp.MethodToolsList, nil, &raw); err != nil {
-			return err
-		}
-	}
-	_, err := w.Write(append(raw[:len(raw):len(raw)], '\n'))
-	return err
 }
 
 // writeToolTable prints the tools as three columns: name, hints and a
@@ -65,7 +47,7 @@ func writeToolTable(w io.Writer, tools []mcp.Tool) error {
 	nameWidth := len("NAME")
 	names := make([]string, len(tools))
 	for i := range tools {
-		names[i] = cleanLine(tools[i].Name)
+		names[i] = signature(tools[i].Name, toolArgs(tools[i].InputSchema))
 		nameWidth = max(nameWidth, utf8.RuneCountInString(names[i]))
 	}
 	summaryWidth := max(tableWidth-nameWidth-len(hintsHeader)-4, 20)

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/tako-mcp/tako/mcp"
+)
+
+// command is one subcommand: what it does once connected, and its help.
+type command struct {
+	// op checks the command's arguments and returns what it does once the
+	// server is connected. Commands that run on their own (bridge,
+	// servers) have op set only to be known; execute dispatches them
+	// before calling it.
+	op func(inv *invocation) (operation, error)
+	// stage names the request in a failure message ("tools/list").
+	stage func(inv *invocation) string
+	// synopsis is the command's usage line(s), help its explanation and
+	// examples; `tako help CMD` and `tako CMD --help` print both.
+	synopsis string
+	help     string
+	// server says whether the command takes a SERVER (the footer of its
+	// help says how to give one).
+	server bool
+}
+
+func fixed(s string) func(*invocation) string { return func(*invocation) string { return s } }
+
+// commands is the command table. It is never modified.
+var commands = map[string]*command{
+	"tools": {op: toolsCommand, stage: fixed(mcp.MethodToolsList), server: true,
+		synopsis: "tako tools SERVER [--format table|json|pretty]",
+		help: `Lists the server's tools: the name with its arguments (optional ones in
+[brackets]), the hints the server declared (r read-only, d destructive,
+i idempotent, o open world) and the title and first line of the description.
+--format json prints the tools/list result, every page merged.
+
+  tako tools --stdio "npx -y @modelcontextprotocol/server-everything"
+  tako tools --config ~/.cursor/mcp.json --server github --format pretty`},
+	"call": {op: callCommand, server: true,
+		stage:    func(inv *invocation) string { return mcp.MethodToolsCall + " " + inv.args[0] },
+		synopsis: "tako call NAME [KEY=VALUE ...] SERVER\ntako call NAME '{\"key\": ...}' SERVER",
+		help: `Calls the tool NAME and prints the content of its result: text as text, an
+image or audio block as its type and size, a resource link as its URI, the
+structured content as indented JSON when there is no text. KEY=VALUE pairs
+are typed by the tool's input schema (integer, number, boolean, string; an
+array or object as JSON); or give the arguments as one JSON object. Progress
+the server reports is printed on stderr as it arrives. Exit status 1 when the
+tool reports an error (its content is printed all the same).
+
+  tako call echo message=hello --stdio "go run ./examples/demo-server"
+  tako call get-sum a=2 b=3 --http http://127.0.0.1:3001/mcp
+  tako call echo '{"message":"hello"}' --format json --config mcp.json`},
+	"resources": {op: resourcesCommand, stage: fixed(mcp.MethodResourcesList), server: true,
+		synopsis: "tako resources SERVER [--format table|json|pretty]",
+		help: `Lists the server's resources: URI, MIME type, and name or title with the
+first line of the description.
+
+  tako resources --stdio "npx -y @modelcontextprotocol/server-everything"`},
+	"templates": {op: templatesCommand, stage: fixed(mcp.MethodResourcesTemplatesList), server: true,
+		synopsis: "tako templates SERVER [--format table|json|pretty]",
+		help: `Lists the server's resource templates (RFC 6570 URI templates): fill one in
+and give it to tako read.
+
+  tako templates --http http://127.0.0.1:3001/mcp`},
+	"read": {op: readCommand, server: true,
+		stage:    func(inv *invocation) string { return mcp.MethodResourcesRead + " " + inv.args[0] },
+		synopsis: "tako read URI SERVER [--format table|json|pretty]",
+		help: `Reads the resource at URI and prints its text; a binary resource shows as
+its MIME type and size (--format json has the base64).
+
+  tako read demo://resource/static/document/architecture.md --stdio "..."`},
+	"prompts": {op: promptsCommand, stage: fixed(mcp.MethodPromptsList), server: true,
+		synopsis: "tako prompts SERVER [--format table|json|pretty]",
+		help: `Lists the server's prompts with their arguments (optional ones in
+[brackets]) and descriptions.
+
+  tako prompts --stdio "npx -y @modelcontextprotocol/server-everything"`},
+	"prompt": {op: promptCommand, server: true,
+		stage:    func(inv *invocation) string { return mcp.MethodPromptsGet + " " + inv.args[0] },
+		synopsis: "tako prompt NAME [KEY=VALUE ...] SERVER",
+		help: `Gets the prompt NAME with its arguments (strings) and prints its messages,
+each under its role.
+
+  tako prompt args-prompt city=Paris state=Texas --stdio "..."`},
+	"complete": {op: completeCommand, stage: fixed(mcp.MethodComplete), server: true,
+		synopsis: "tako complete --prompt NAME ARG=PARTIAL [KEY=VALUE ...] SERVER\ntako complete --resource URI-TEMPLATE ARG=PARTIAL [KEY=VALUE ...] SERVER",
+		help: `Asks the server to complete the argument ARG of a prompt or of a resource
+template from PARTIAL (which may be empty), and prints one value a line. The
+KEY=VALUE pairs after it are arguments already chosen, for servers whose
+completions depend on them.
+
+  tako complete --prompt completable-prompt department=E --stdio "..."
+  tako complete --prompt completable-prompt name= department=Sales --stdio "..."`},
+	"ping": {op: pingCommand, stage: fixed(mcp.MethodPing), server: true,
+		synopsis: "tako ping SERVER",
+		help: `Connects, pings the server and prints how long the answer took (on the
+stateless 2026-07-28 revision, which has no ping, server/discover).
+
+  tako ping --http http://127.0.0.1:3001/mcp`},
+	"info": {op: infoCommand, stage: fixed("info"), server: true,
+		synopsis: "tako info SERVER [--format table|json|pretty]",
+		help: `Prints what the handshake learned: the server's name and version, the
+negotiated protocol revision, its capabilities and its instructions.
+
+  tako info --stdio "npx -y @modelcontextprotocol/server-everything"`},
+	"servers": {op: func(*invocation) (operation, error) { return nil, nil },
+		synopsis: "tako servers --config FILE [--timeout D]",
+		help: `Lists the servers of a configuration file (Claude Desktop's and Cursor's
+mcpServers, VS Code's servers) with their transport and target, and whether
+each answers: all are connected at once, a few at a time, each within 10s
+(or --timeout). Exit status 3 when one does not answer.
+
+  tako servers --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  tako servers --config .vscode/mcp.json`},
+	"bridge": {op: func(*invocation) (operation, error) { return nil, nil },
+		synopsis: "tako bridge --listen-ws ADDR [--tls-cert F --tls-key F] SERVER\ntako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F SERVER",
+		help: `Serves a stdio server to clients of another transport until interrupted.
+--listen-ws serves MCP over WebSocket at ws://ADDR/mcp (subprotocol "mcp",
+one JSON-RPC message per text frame), a fresh server per client;
+--listen-grpc serves the MCP gRPC service from one shared server, with
+mutual TLS unless --no-client-auth or --plaintext. It prints the URL.
+
+  tako bridge --listen-ws 127.0.0.1:8765 --stdio "go run ./examples/demo-server"
+  tako bridge --listen-ws 127.0.0.1:8765 --config mcp.json --server everything`},
+	"agent": {
+		synopsis: "tako agent --provider openai|anthropic --model M [flags] SERVER... \"PROMPT\"",
+		help: `Gives a model the tools of every SERVER (repeat the server flags, or
+--config FILE for all its servers, --server NAME to pick some) and runs it on
+PROMPT until it answers without tool calls. Tool calls are shown on stderr,
+the answer on stdout. Flags: --base-url URL, --system TEXT, --max-turns N,
+--prefix (name tools SERVER__TOOL).
+
+  tako agent --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
+    --stdio "go run ./examples/demo-server" "add 2 and 3"
+  tako agent --provider anthropic --model claude-sonnet-4-5 --config mcp.json "..."`},
+	"login": {
+		synopsis: "tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL",
+		help: `Authorizes tako at the MCP server at URL (OAuth 2.1), in the browser or with
+client credentials ($TAKO_CLIENT_SECRET); later --http and --ws calls to URL
+send the tokens. tako logout URL forgets them.
+
+  tako login https://mcp.example.com/mcp`},
+	"logout": {
+		synopsis: "tako logout URL",
+		help: `Forgets the tokens tako login stored for URL.
+
+  tako logout https://mcp.example.com/mcp`},
+}
+
+// shortHelp is `tako help`: one screen (24 lines of 80 columns at most,
+// which a test checks), pointing to `tako help CMD`.
+const shortHelp = `tako: a command-line client for Model Context Protocol (MCP) servers.
+
+Usage: tako COMMAND [ARGUMENTS] SERVER [FLAGS]
+
+  tools                    list the server's tools
+  call NAME [K=V ...]      call a tool (or give its arguments as a JSON object)
+  resources                list the resources
+  templates                list the resource templates
+  read URI                 read a resource
+  prompts                  list the prompts
+  prompt NAME [K=V ...]    get a prompt's messages
+  complete --prompt NAME ARG=PARTIAL   complete an argument (or --resource URI)
+  ping                     check that the server answers
+  info                     name, protocol revision, capabilities, instructions
+  servers --config FILE    list a config file's servers, and if each answers
+  bridge --listen-ws ADDR  serve a stdio server over WebSocket (or gRPC)
+  agent                    let a model use the servers' tools
+  login URL, logout URL    authorize tako at an HTTP server (OAuth 2.1)
+
+SERVER: --stdio "CMD ARGS..." | --http URL | --ws URL | --grpc ADDR
+        | --config FILE [--server NAME]  (Claude Desktop, Cursor, VS Code)
+Output: --format table|json|pretty, --log-level LEVEL, -v; --timeout 60s
+
+tako help CMD shows a command's help and examples; tako help all, everything.
+`
+
+// serverFooter ends the help of every command that takes a SERVER.
+const serverFooter = `
+SERVER is --stdio "CMD ARGS..." (split like a shell would, but no shell runs),
+--http URL, --ws URL, --grpc ADDR (with --ca, --cert, --key), or --config FILE
+with --server NAME (a Claude Desktop, Cursor or VS Code mcp.json). Flags:
+--env KEY=VALUE, --header 'K: V', --timeout D (60s), --log-level LEVEL (the
+server's log messages on stderr), -v. tako help all lists every flag.
+`
+
+// commandHelp is the help of one command, or "" for none of that name.
+func commandHelp(name string) string {
+	c := commands[name]
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for l := range strings.SplitSeq(c.synopsis, "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("\n" + c.help + "\n")
+	if c.server {
+		b.WriteString(serverFooter)
+	}
+	return b.String()
+}
+
+// commandNames lists the commands, for a message.
+func commandNames() string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
