@@ -178,7 +178,7 @@ func FaultTooLargeEndsConnection(reason string) Option {
 //     decoded ("jsonrpc":"1.0"): that call fails at once (within
 //     LostBound) with an error wrapping transport.ErrProtocol, and the
 //     next call is answered (DESIGN.md rule 7).
-//   - Oversized: a result over the cap (FaultMessageSize): the call fails
+//   - Oversized: a result just over the cap (FaultMessageSize): the call fails
 //     with transport.ErrMessageTooLarge, and the connection goes on
 //     (unless FaultTooLargeEndsConnection).
 //   - OversizedMany: eight such results at once: each call fails with
@@ -492,7 +492,7 @@ func (m *matrix) junk(t *testing.T) error {
 func (m *matrix) undecodable(t *testing.T) error {
 	ft := m.open(t, Fault{Tool: mcptest.ToolEcho, Server: mcptest.Fault{Undecodable: true, Times: 1}})
 	start := time.Now()
-	ctx, cancel := bounded(LostBound + 4*time.Second)
+	ctx, cancel := bounded(2 * LostBound)
 	defer cancel()
 	err := echo(ctx, ft.Transport, "garbled")
 	if !errors.Is(err, transport.ErrProtocol) {
@@ -516,19 +516,23 @@ func (m *matrix) tooLargeAfter(ft FaultTarget) error {
 	return nil
 }
 
+// oversize is the size of the Oversized rows' results: just over the cap,
+// so that reading up to it is all the work.
+const oversize = FaultMessageSize + 64<<10
+
 func (m *matrix) oversized(t *testing.T) error {
-	ft := m.open(t, Fault{Tool: mcptest.ToolBig, Server: mcptest.Fault{Huge: 2 * FaultMessageSize}})
+	ft := m.open(t, Fault{Tool: mcptest.ToolBig, Server: mcptest.Fault{Huge: oversize}})
 	ctx, cancel := bounded(Timeout)
 	defer cancel()
 	_, err := callTool(ctx, ft.Transport, mcptest.ToolBig, map[string]any{"size": 1})
 	if !errors.Is(err, transport.ErrMessageTooLarge) {
-		return fmt.Errorf("a result of %d bytes under a cap of %d returned %v, want an error wrapping ErrMessageTooLarge", 2*FaultMessageSize, FaultMessageSize, err)
+		return fmt.Errorf("a result of %d bytes under a cap of %d returned %v, want an error wrapping ErrMessageTooLarge", oversize, FaultMessageSize, err)
 	}
 	return m.tooLargeAfter(ft)
 }
 
 func (m *matrix) oversizedMany(t *testing.T) error {
-	ft := m.open(t, Fault{Tool: mcptest.ToolBig, Server: mcptest.Fault{Huge: 2 * FaultMessageSize}})
+	ft := m.open(t, Fault{Tool: mcptest.ToolBig, Server: mcptest.Fault{Huge: oversize}})
 	if err := echoOK(ft.Transport, "warm"); err != nil {
 		return err
 	}
