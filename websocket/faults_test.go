@@ -27,17 +27,15 @@ type faultServerConn struct {
 }
 
 func (c *faultServerConn) Read(ctx context.Context) (*mcp.Message, error) {
-	for {
-		_, b, err := c.ws.ReadMessage()
-		if err != nil {
-			return nil, errors.Join(transport.ErrConnectionLost, err)
-		}
-		m, err := mcp.DecodeMessage(b)
-		if err != nil {
-			return nil, &transport.MessageError{Err: err}
-		}
-		return m, nil
+	_, b, err := c.ws.ReadMessage()
+	if err != nil {
+		return nil, errors.Join(transport.ErrConnectionLost, err)
 	}
+	m, err := mcp.DecodeMessage(b)
+	if err != nil {
+		return nil, &transport.MessageError{Err: err}
+	}
+	return m, nil
 }
 
 func (c *faultServerConn) Write(ctx context.Context, m *mcp.Message) error {
