@@ -275,6 +275,11 @@ func (p *Peer) serveRequest(ctx context.Context, fl *inflight, msg *mcp.Message,
 		p.mu.Unlock()
 		fl.cancel()
 	}()
+	if faulty && f.IgnoreCancel {
+		// The client's cancellation is not to reach this request: only
+		// the end of the connection stops it.
+		ctx = p.ctx
+	}
 	if faulty && f.Delay > 0 {
 		t := time.NewTimer(f.Delay)
 		select {
@@ -290,9 +295,18 @@ func (p *Peer) serveRequest(ctx context.Context, fl *inflight, msg *mcp.Message,
 	if faulty && f.Drop {
 		return
 	}
-	result, err := p.dispatch(ctx, msg)
+	if faulty {
+		p.flood(ctx, f)
+	}
+	var result any
+	var err error
+	if faulty && f.Huge > 0 {
+		result = textResult(strings.Repeat("x", f.Huge))
+	} else {
+		result, err = p.dispatch(ctx, msg)
+	}
 	p.mu.Lock()
-	cancelled := fl.cancelled
+	cancelled := fl.cancelled && !(faulty && f.IgnoreCancel)
 	p.mu.Unlock()
 	if cancelled || errors.Is(err, errNoAnswer) || p.ctx.Err() != nil {
 		return
@@ -301,10 +315,31 @@ func (p *Peer) serveRequest(ctx context.Context, fl *inflight, msg *mcp.Message,
 	if merr != nil {
 		resp, _ = mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInternalError, Message: merr.Error()})
 	}
-	if faulty && f.Junk {
+	if !faulty {
+		_ = p.write(ctx, resp)
+		return
+	}
+	if f.Junk {
 		p.writeJunk(ctx)
 	}
-	if faulty && f.WrongID {
+	rw, raw := p.conn.(RawWriter)
+	if f.Undecodable && raw {
+		// A valid id, so that the client can tell whose answer it was,
+		// in a message no decoder may accept.
+		line := append([]byte(`{"jsonrpc":"1.0","id":`), msg.ID.AppendJSON(nil)...)
+		line = append(line, `,"result":{}}`+"\n"...)
+		_ = rw.WriteRaw(ctx, line)
+		return
+	}
+	if f.Cut {
+		if raw {
+			b := resp.AppendJSON(nil)
+			_ = rw.WriteRaw(ctx, b[:len(b)/2])
+		}
+		p.Close()
+		return
+	}
+	if f.WrongID {
 		wrong := *resp
 		wrong.ID = p.bogusID("wrong")
 		_ = p.write(ctx, &wrong)
@@ -312,7 +347,73 @@ func (p *Peer) serveRequest(ctx context.Context, fl *inflight, msg *mcp.Message,
 			return
 		}
 	}
-	_ = p.write(ctx, resp)
+	if f.Trickle > 0 && raw {
+		p.trickle(ctx, rw, append(resp.AppendJSON(nil), '\n'), f.Trickle)
+	} else {
+		_ = p.write(ctx, resp)
+	}
+	if f.Twice {
+		_ = p.write(ctx, resp)
+	}
+}
+
+// flood sends the notifications and requests of the Notify and Ask
+// faults.
+func (p *Peer) flood(ctx context.Context, f Fault) {
+	for i := range f.Notify {
+		if p.Notify(ctx, mcp.NotificationMessage, map[string]any{"level": "info", "data": fmt.Sprintf("flood %d of %d", i+1, f.Notify)}) != nil {
+			return
+		}
+	}
+	for range f.Ask {
+		p.mu.Lock()
+		p.nextID++
+		id := mcp.Int64ID(p.nextID)
+		// Not waited for: its answer, whenever it comes, is expected.
+		p.abandoned[id] = true
+		p.mu.Unlock()
+		if p.write(ctx, &mcp.Message{ID: id, Method: mcp.MethodPing}) != nil {
+			return
+		}
+	}
+}
+
+// tricklePiece is how many bytes the Trickle fault writes at a time.
+const tricklePiece = 7
+
+// trickle writes b in small pieces with a pause after each. On a
+// RawStream the pieces are written under its lock, so no other message
+// lands inside this one.
+func (p *Peer) trickle(ctx context.Context, rw RawWriter, b []byte, pause time.Duration) {
+	write := rw.WriteRaw
+	if h, ok := rw.(interface {
+		holdRaw(func(write func([]byte) error))
+	}); ok {
+		h.holdRaw(func(w func([]byte) error) { trickleOut(ctx, w, b, pause) })
+		return
+	}
+	trickleOut(ctx, func(b []byte) error { return write(ctx, b) }, b, pause)
+}
+
+func trickleOut(ctx context.Context, write func([]byte) error, b []byte, pause time.Duration) {
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for len(b) > 0 {
+		n := min(tricklePiece, len(b))
+		if write(b[:n]) != nil {
+			return
+		}
+		b = b[n:]
+		t.Reset(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			// Finish at once: half a message left on the wire would
+			// break the connection, which is Cut's job, not Trickle's.
+			_ = write(b)
+			return
+		}
+	}
 }
 
 func (p *Peer) bogusID(kind string) mcp.ID {

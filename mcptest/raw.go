@@ -33,6 +33,14 @@ func (s *RawStream) WriteRaw(_ context.Context, b []byte) error {
 	return err
 }
 
+// holdRaw runs fn with the stream held: the writes fn makes are not
+// interleaved with any other (the Trickle fault).
+func (s *RawStream) holdRaw(fn func(write func([]byte) error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(func(b []byte) error { _, err := s.W.Write(b); return err })
+}
+
 // WithRaw returns conn with the RawWriter of s, for the Junk fault.
 func WithRaw(conn transport.Conn, s *RawStream) transport.Conn {
 	return &rawConnOf{Conn: conn, s: s}
@@ -44,3 +52,5 @@ type rawConnOf struct {
 }
 
 func (c *rawConnOf) WriteRaw(ctx context.Context, b []byte) error { return c.s.WriteRaw(ctx, b) }
+
+func (c *rawConnOf) holdRaw(fn func(write func([]byte) error)) { c.s.holdRaw(fn) }

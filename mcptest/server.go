@@ -524,7 +524,9 @@ func (s *Server) newPeer(ctx context.Context, conn transport.Conn) *Peer {
 }
 
 // Fault makes the server misbehave on a request. Fields combine, in this
-// order: Delay, then Die or Drop, else Junk, WrongID and the answer.
+// order: Delay, then Die or Drop; else Notify and Ask, the handler (or
+// Huge), then Junk, Undecodable, Cut, WrongID, the answer (written
+// slowly with Trickle) and Twice.
 type Fault struct {
 	// Delay holds the answer back this long (or until the request is
 	// cancelled or the connection ends).
@@ -544,6 +546,45 @@ type Fault struct {
 	// AlsoRight, with WrongID, sends the answer with the right id too,
 	// after the wrong one.
 	AlsoRight bool
+	// Huge answers with a result holding one text block of this many
+	// bytes ('x's) instead of running the handler, for a client's message
+	// cap. The result is built once per request: a test that sends many
+	// such requests at once pays that many times Huge bytes on the server.
+	Huge int
+	// Notify sends this many notifications/message (level "info") before
+	// the answer, as fast as the connection takes them, for a client's
+	// bound on queued notifications. They are sent in either era: a test
+	// of a client's bounds wants them even where the spec asks a server
+	// to stay quiet unless asked.
+	Notify int
+	// Ask sends this many ping requests to the client before the answer,
+	// without waiting for their answers (answers that arrive later are
+	// expected, not violations), for a client's bound on the server
+	// requests it answers at once. They are sent in either era.
+	Ask int
+	// Trickle writes the answer, on a byte stream (the Conn implements
+	// RawWriter), in pieces of a few bytes with this pause after each, so
+	// that the client reads one message in many reads. On a message Conn
+	// it is ignored: trickle such a wire below its messages (at its
+	// net.Conn, say).
+	Trickle time.Duration
+	// Twice sends the answer a second time, as a duplicated response.
+	Twice bool
+	// IgnoreCancel answers even when the client cancelled the request
+	// (notifications/cancelled), as a server that missed the
+	// cancellation does: Delay then runs to its end, and the answer
+	// arrives after the client gave up. The handler's context is not
+	// cancelled by the client's cancellation either.
+	IgnoreCancel bool
+	// Undecodable answers, on a connection that implements RawWriter,
+	// with a response that carries the request's id but cannot be decoded
+	// as JSON-RPC ("jsonrpc":"1.0"), instead of the real answer. On a
+	// message Conn it is ignored and the real answer goes out.
+	Undecodable bool
+	// Cut writes the first half of the answer's bytes (on a RawWriter
+	// connection; nothing on a message Conn) and then closes the
+	// connection, as a connection cut mid-message would.
+	Cut bool
 	// Times limits the fault to the next Times matching requests. Zero
 	// means every matching request until ClearFaults.
 	Times int
@@ -618,9 +659,13 @@ func (s *Server) takeFault(msg *mcp.Message) (Fault, bool) {
 	return Fault{}, false
 }
 
-// RawWriter is implemented by Conns over a byte stream (stdio, a socket)
-// that can write bytes outside the message framing. The Junk fault uses it
-// to write a line that is not JSON, which a client must skip.
+// RawWriter is implemented by Conns that can write bytes outside the
+// message framing: on a byte stream (stdio, a socket), bytes between two
+// messages; on a message-framed wire (an SSE stream, WebSocket frames), b
+// as the body of one message of the wire's own. The Junk fault uses it to
+// write a line that is not JSON, which a client must skip; Undecodable,
+// Trickle and Cut use it to write a response's bytes themselves. Every
+// b those faults write ends in a newline.
 type RawWriter interface {
 	// WriteRaw writes b as is, between two messages.
 	WriteRaw(ctx context.Context, b []byte) error

@@ -24,7 +24,8 @@ import (
 // server on its stdin and stdout instead of running the tests. Its value is
 // the mode: "echo" serves until stdin ends; "reference" serves mcptest's
 // reference server, and "reference-paged" the same with three tools per
-// tools/list page; "stubborn" ignores SIGTERM and
+// tools/list page, and "faults" the same with the fault in faultEnv;
+// "stubborn" ignores SIGTERM and
 // keeps running after stdin ends; "deaf" never reads stdin; "closestdin"
 // and "closestdout" close that pipe and live on; "sleep" just sleeps (a
 // grandchild).
@@ -70,6 +71,8 @@ func runServer(mode string) int {
 		return serveReference()
 	case "reference-paged":
 		return serveReferencePaged()
+	case "faults":
+		return serveFaults()
 	case "closestdin", "closestdout":
 		// Close one pipe, say so on stdout (after closing stdin, before
 		// closing stdout), and live on.

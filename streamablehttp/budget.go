@@ -19,7 +19,8 @@ import (
 // it.
 //
 // Progress is guaranteed by one rule: the stream whose current message
-// began first may always read on (up to the per-message cap), even past
+// began first (its first bytes arrived first: a stream waiting in Read,
+// such as an idle GET stream, has no message yet) may always read on (up to the per-message cap), even past
 // the budget. Every other stream waits, so the oldest message completes and
 // frees its bytes, and the next oldest goes on. The Conn then holds at most
 // the budget plus one message, and a little per stream: a read takes at
@@ -72,10 +73,6 @@ func (b *budget) reserve(s *budgetReader, n int64) error {
 			b.used += n
 			b.peak = max(b.peak, b.used)
 			s.held += n
-			if _, ok := b.holders[s]; !ok {
-				b.seq++
-				b.holders[s] = b.seq
-			}
 			b.mu.Unlock()
 			return nil
 		}
@@ -91,17 +88,18 @@ func (b *budget) reserve(s *budgetReader, n int64) error {
 
 // release gives back n of s's bytes. With nothing left, s stops being a
 // holder; with next, what s still holds is the start of its next message,
-// which takes its turn behind the others.
+// which takes its turn behind the others once more of it arrives.
 func (b *budget) release(s *budgetReader, n int64, next bool) {
 	b.mu.Lock()
 	n = min(n, s.held)
 	b.used -= n
 	s.held -= n
-	if s.held == 0 {
+	if s.held == 0 || next {
+		// With next, what s still holds is slack that may begin its next
+		// message; s takes its turn when bytes of that message arrive
+		// (arrived), not now: a stream that then goes idle must not stand
+		// first in line.
 		delete(b.holders, s)
-	} else if next {
-		b.seq++
-		b.holders[s] = b.seq
 	}
 	close(b.wake)
 	b.wake = make(chan struct{})
@@ -131,10 +129,26 @@ func (s *budgetReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := s.r.Read(p)
+	if n > 0 {
+		s.b.arrived(s)
+	}
 	if n < len(p) {
 		s.b.release(s, int64(len(p)-n), false)
 	}
 	return n, err
+}
+
+// arrived puts s in the order of holders once bytes of its message have
+// come: not when it reserved room for a Read that may block, or an idle
+// stream (a GET stream with nothing to say) waiting in Read would count
+// as the oldest message and stop every other stream at the budget.
+func (b *budget) arrived(s *budgetReader) {
+	b.mu.Lock()
+	if _, ok := b.holders[s]; !ok {
+		b.seq++
+		b.holders[s] = b.seq
+	}
+	b.mu.Unlock()
 }
 
 // delivered says a message has been taken from what s read: its bytes go

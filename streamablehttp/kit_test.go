@@ -1,6 +1,7 @@
 package streamablehttp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,6 +40,7 @@ type bridge struct {
 
 type bridgeSession struct {
 	pipe transport.Conn
+	dead chan struct{} // closed when the server's end of the pipe is gone
 
 	mu      sync.Mutex
 	streams map[string]chan *mcp.Message // POST streams by request id
@@ -61,15 +63,39 @@ func (b *bridge) session(id string, create bool) *bridgeSession {
 // newSession connects a new pipe to the server.
 func (b *bridge) newSession() *bridgeSession {
 	client, server := transport.Pipe()
-	s := &bridgeSession{pipe: client, streams: map[string]chan *mcp.Message{}}
+	s := &bridgeSession{pipe: client, dead: make(chan struct{}), streams: map[string]chan *mcp.Message{}}
 	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.srv.Serve(b.ctx, server) }()
+	go func() { defer b.wg.Done(); b.srv.Serve(b.ctx, rawPipe{server}) }()
 	go func() { defer b.wg.Done(); s.route(b.ctx) }()
 	return s
 }
 
-// route reads the server's messages and sends each to a stream.
+// rawMethod marks a message that carries raw bytes the server wrote
+// (mcptest.RawWriter): its Params are sent as one SSE event's data as
+// they are, JSON or not.
+const rawMethod = "x-bridge/raw"
+
+// rawPipe is the server's end of a bridge pipe, with the RawWriter that
+// lets mcptest's Junk, Undecodable and Cut faults put bytes on the wire.
+type rawPipe struct{ transport.Conn }
+
+func (p rawPipe) WriteRaw(ctx context.Context, b []byte) error {
+	return p.Write(ctx, &mcp.Message{Method: rawMethod, Params: bytes.TrimRight(b, "\n")})
+}
+
+// sseData is how m goes out as an SSE event's data.
+func sseData(m *mcp.Message) []byte {
+	if m.Method == rawMethod {
+		return m.Params
+	}
+	return m.AppendJSON(nil)
+}
+
+// route reads the server's messages and sends each to a stream. When the
+// server's end is gone (a fault closed it), the streams waiting on it are
+// aborted, as a dying server's would be.
 func (s *bridgeSession) route(ctx context.Context) {
+	defer close(s.dead)
 	for {
 		m, err := s.pipe.Read(ctx)
 		if err != nil {
@@ -77,6 +103,15 @@ func (s *bridgeSession) route(ctx context.Context) {
 		}
 		key := ""
 		switch {
+		case m.Method == rawMethod:
+			// Raw bytes belong to the request being answered.
+			s.mu.Lock()
+			ch := s.latest
+			s.mu.Unlock()
+			if ch != nil {
+				ch <- m
+				continue
+			}
 		case m.IsResponse():
 			key = m.ID.String()
 		case m.Method == mcp.NotificationProgress:
@@ -127,8 +162,10 @@ func (b *bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for {
 			select {
 			case m := <-ch:
-				fmt.Fprintf(w, "data: %s\n\n", m.AppendJSON(nil))
+				fmt.Fprintf(w, "data: %s\n\n", sseData(m))
 				w.(http.Flusher).Flush()
+			case <-s.dead:
+				panic(http.ErrAbortHandler)
 			case <-r.Context().Done():
 				s.mu.Lock()
 				if s.get == ch {
@@ -207,11 +244,13 @@ func (b *bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case out := <-ch:
-			fmt.Fprintf(w, "data: %s\n\n", out.AppendJSON(nil))
+			fmt.Fprintf(w, "data: %s\n\n", sseData(out))
 			w.(http.Flusher).Flush()
 			if out.IsResponse() && out.ID == m.ID {
 				return
 			}
+		case <-s.dead:
+			panic(http.ErrAbortHandler)
 		case <-r.Context().Done():
 			if sid == "" {
 				p, _ := json.Marshal(map[string]any{"requestId": m.ID})

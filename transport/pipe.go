@@ -11,7 +11,10 @@ import (
 // Pipe returns two connected in-memory Conns: what one writes, the other
 // reads. It serves tests and in-process servers (mcptest), and benchmarks of
 // the engine without a wire. Messages pass by pointer, so a writer must not
-// change a message after writing it. Closing either end closes both.
+// change a message after writing it. Closing either end closes both: the
+// end that closed then fails with an error wrapping ErrClosed, the other
+// (whose peer went away) with one wrapping ErrConnectionLost, as the Conn
+// contract asks.
 func Pipe() (client, server Conn) {
 	shared := &pipeShared{done: make(chan struct{})}
 	ab := make(chan *mcp.Message, 64)
@@ -20,8 +23,17 @@ func Pipe() (client, server Conn) {
 }
 
 type pipeShared struct {
-	once sync.Once
-	done chan struct{}
+	once   sync.Once
+	done   chan struct{}
+	closer *pipeConn // the end that closed; set before done is closed
+}
+
+// closedErr is the error of an operation on p after the pipe closed.
+func (p *pipeConn) closedErr(op string) error {
+	if p.shared.closer != p {
+		return fmt.Errorf("pipe %s: the other end closed: %w", op, ErrConnectionLost)
+	}
+	return fmt.Errorf("pipe %s: %w", op, ErrClosed)
 }
 
 type pipeConn struct {
@@ -42,7 +54,7 @@ func (p *pipeConn) Read(ctx context.Context) (*mcp.Message, error) {
 	case m := <-p.in:
 		return m, nil
 	case <-p.shared.done:
-		return nil, fmt.Errorf("pipe read: %w", ErrClosed)
+		return nil, p.closedErr("read")
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -51,20 +63,23 @@ func (p *pipeConn) Read(ctx context.Context) (*mcp.Message, error) {
 func (p *pipeConn) Write(ctx context.Context, m *mcp.Message) error {
 	select {
 	case <-p.shared.done:
-		return fmt.Errorf("pipe write: %w", ErrClosed)
+		return p.closedErr("write")
 	default:
 	}
 	select {
 	case p.out <- m:
 		return nil
 	case <-p.shared.done:
-		return fmt.Errorf("pipe write: %w", ErrClosed)
+		return p.closedErr("write")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 func (p *pipeConn) Close() error {
-	p.shared.once.Do(func() { close(p.shared.done) })
+	p.shared.once.Do(func() {
+		p.shared.closer = p
+		close(p.shared.done)
+	})
 	return nil
 }

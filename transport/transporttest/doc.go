@@ -1,5 +1,5 @@
 // Package transporttest is a conformance kit for the two seams of package
-// transport: Run checks a transport.Conn (tako's stdio, Streamable HTTP
+// transport, and a fault matrix for any Transport (RunFaults): Run checks a transport.Conn (tako's stdio, Streamable HTTP
 // and WebSocket Conns, and anyone's: a Unix socket, a message bus, a
 // custom framing), and RunTransport checks a transport.Transport (a
 // Session over any Conn, the gRPC client, a Transport written by hand). A
@@ -113,6 +113,19 @@
 // Calls in flight are known to have started when the server recorded
 // them (WithServer) or their progress arrived; a Transport with neither
 // is checked with calls merely sent.
+//
+// # Fault matrix
+//
+// RunFaults runs one table of faults (a server killed mid-call, a
+// connection cut mid-stream, an expired session, junk bytes, an
+// undecodable response, oversized messages, a silent peer, a slow
+// trickle, wrong ids, duplicate responses, an answer after a cancel,
+// floods of notifications and of server requests) against Transports
+// that dial returns for each row, and checks the outcome each row
+// promises: the typed error, the time bound, the goroutine bound, and a
+// bounded Close. dial applies the row's mcptest.Fault to its server and
+// returns hooks (Kill, Cut, Expire) that break the wire from outside;
+// FaultNotApplicable says which rows a wire cannot express, and why.
 //
 // # Both kits
 //

@@ -29,6 +29,12 @@ type config struct {
 	server   *mcptest.Server
 	versions []string
 	requests []string // RunTransport: server requests the Transport carries
+
+	// RunFaults
+	faultNA            map[string]string // row -> why it does not apply
+	faultDefect        map[string]string // row -> the known defect
+	faultResends       bool
+	faultTooLargeFatal string
 }
 
 // WithServer names the mcptest.Server that serves the dialled Conns, in
