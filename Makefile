@@ -50,7 +50,7 @@ interop: $(NPM_STAMP)
 	cd interop && $(GO) test -race -timeout 8m ./...
 
 # Without npm the recipe only says so: the interop tests that need the npm
-# peers then skip, or fail when CI=true (they say what to install).
+# peers then skip, or fail when CI is set (they say what to install).
 $(NPM_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		echo "npm ci"; npm ci; \
