@@ -7,13 +7,18 @@
 #   make interop   only the interop tests (interop/, its own module)
 #   make bench     benchmarks of the root module
 #   make bench-peers  tako's client against the peers' and a hand-written floor (bench/, its own module)
-#   make lint      gofmt, go vet and staticcheck over both modules
+#   make bench-smoke  build and vet bench/ and run its smoke tests (every client answers), no benchmarks
+#   make lint      gofmt, go vet and staticcheck over the three modules
+#   make fuzz      each fuzz target for FUZZTIME (default 30s), one after another
 #   make clean     remove what the targets built
 #   make proto     regenerate proto/mcppb from proto/*.proto (pinned protoc and plugins)
 
 GO         ?= go
 BIN        := bin
 MODULES    := . interop
+# lint covers bench/ too; its tests are benchmarks, run by bench-peers, and
+# a smoke test, run by bench-smoke.
+LINT_MODULES := . interop bench
 # Pinned: staticcheck v0.8.2 is built for Go 1.26 (its go.mod says go 1.26.0),
 # so it understands the language and standard library this repo is built with.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -21,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # peers were installed (the files of a package keep the tarball's times).
 NPM_STAMP  := node_modules/.package-lock.json
 
-.PHONY: all build demo test vet gotest interop bench bench-peers lint fmt-check staticcheck clean proto
+.PHONY: all build demo test vet gotest interop bench bench-peers bench-smoke lint lint-vet fmt-check staticcheck fuzz clean proto
 
 all: test
 
@@ -74,7 +79,21 @@ bench-peers:
 	cd bench && $(GO) test -v -run '^$$' -bench . -skip CloseAfterBusy -benchmem -count 1 -timeout 30m
 	cd bench && $(GO) test -v -run '^$$' -bench CloseAfterBusy -benchtime 20x -benchmem -count 1 -timeout 30m
 
-lint: fmt-check vet staticcheck
+# The smoke test builds the peers' clients and the benchmark server and
+# checks every client against it; it must run, so a skip fails the target.
+bench-smoke:
+	@echo "go vet ./... (bench)"; cd bench && $(GO) vet ./...
+	@echo "go test -race ./... (bench, tests only)"; cd bench && \
+	out=$$($(GO) test -race -count 1 -timeout 5m -v -run '^Test' ./... 2>&1); status=$$?; \
+	printf '%s\n' "$$out" | grep -E '^(--- |ok |FAIL|PASS|panic)|_test\.go:'; \
+	if printf '%s\n' "$$out" | grep -q -- '--- SKIP'; then echo "bench: a smoke test skipped"; exit 1; fi; \
+	if ! printf '%s\n' "$$out" | grep -q -- '--- PASS: TestClients '; then echo "bench: TestClients did not pass"; exit 1; fi; \
+	exit $$status
+
+lint: fmt-check lint-vet staticcheck
+
+lint-vet:
+	@for m in $(LINT_MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 fmt-check:
 	@out=$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l); \
@@ -82,7 +101,7 @@ fmt-check:
 	echo "gofmt -l: clean"
 
 staticcheck:
-	@for m in $(MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(LINT_MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 
 clean:
 	rm -rf $(BIN) coverage.out
