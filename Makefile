@@ -22,6 +22,25 @@ LINT_MODULES := . interop bench
 # Pinned: staticcheck v0.8.2 is built for Go 1.26 (its go.mod says go 1.26.0),
 # so it understands the language and standard library this repo is built with.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# make fuzz runs each fuzz target for FUZZTIME, one at a time (go test
+# fuzzes one target per invocation). Plain go test, so make test, runs
+# every target's seeds and its corpus in testdata/fuzz/ as regression
+# tests. An input the fuzzer finds that fails is written to testdata/fuzz/:
+# fix the bug and commit it with the fix.
+FUZZTIME   ?= 30s
+FUZZ_TARGETS := \
+	./auth:FuzzParseChallenges \
+	./cmd/tako:FuzzSplitCommand \
+	./grpc:FuzzConvertFromPB \
+	./mcp:FuzzDecodeMessage \
+	./mcp:FuzzAppendJSONString \
+	./mcp:FuzzDecodeMatchesStd \
+	./mcp:FuzzDecodeCallToolResult \
+	./stdio:FuzzScanID \
+	./streamablehttp:FuzzEventReader \
+	./streamablehttp:FuzzParseEvent \
+	./streamablehttp:FuzzEncodeHeaderValue \
+	./streamablehttp:FuzzToolHeaders
 # npm writes this file on every install, so its time stamp says when the
 # peers were installed (the files of a package keep the tarball's times).
 NPM_STAMP  := node_modules/.package-lock.json
@@ -102,6 +121,16 @@ fmt-check:
 
 staticcheck:
 	@for m in $(LINT_MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
+
+# A target named here that no longer exists fails the run rather than
+# fuzzing nothing.
+fuzz:
+	@status=0; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		if ! $(GO) test -list "^$$name\$$" $$pkg | grep -qx "$$name"; then \
+			echo "make fuzz: $$pkg has no $$name: update FUZZ_TARGETS"; status=1; continue; fi; \
+		echo "go test -fuzz $$name -fuzztime $(FUZZTIME) $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || status=1; \
+	done; exit $$status
 
 clean:
 	rm -rf $(BIN) coverage.out
