@@ -7,21 +7,45 @@
 #   make interop   only the interop tests (interop/, its own module)
 #   make bench     benchmarks of the root module
 #   make bench-peers  tako's client against the peers' and a hand-written floor (bench/, its own module)
-#   make lint      gofmt, go vet and staticcheck over both modules
+#   make bench-smoke  build and vet bench/ and run its smoke tests (every client answers), no benchmarks
+#   make lint      gofmt, go vet and staticcheck over the three modules
+#   make fuzz      each fuzz target for FUZZTIME (default 30s), one after another
 #   make clean     remove what the targets built
 #   make proto     regenerate proto/mcppb from proto/*.proto (pinned protoc and plugins)
 
 GO         ?= go
 BIN        := bin
 MODULES    := . interop
+# lint covers bench/ too; its tests are benchmarks, run by bench-peers, and
+# a smoke test, run by bench-smoke.
+LINT_MODULES := . interop bench
 # Pinned: staticcheck v0.8.2 is built for Go 1.26 (its go.mod says go 1.26.0),
 # so it understands the language and standard library this repo is built with.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# make fuzz runs each fuzz target for FUZZTIME, one at a time (go test
+# fuzzes one target per invocation). Plain go test, so make test, runs
+# every target's seeds and its corpus in testdata/fuzz/ as regression
+# tests. An input the fuzzer finds that fails is written to testdata/fuzz/:
+# fix the bug and commit it with the fix.
+FUZZTIME   ?= 30s
+FUZZ_TARGETS := \
+	./auth:FuzzParseChallenges \
+	./cmd/tako:FuzzSplitCommand \
+	./grpc:FuzzConvertFromPB \
+	./mcp:FuzzDecodeMessage \
+	./mcp:FuzzAppendJSONString \
+	./mcp:FuzzDecodeMatchesStd \
+	./mcp:FuzzDecodeCallToolResult \
+	./stdio:FuzzScanID \
+	./streamablehttp:FuzzEventReader \
+	./streamablehttp:FuzzParseEvent \
+	./streamablehttp:FuzzEncodeHeaderValue \
+	./streamablehttp:FuzzToolHeaders
 # npm writes this file on every install, so its time stamp says when the
 # peers were installed (the files of a package keep the tarball's times).
 NPM_STAMP  := node_modules/.package-lock.json
 
-.PHONY: all build demo test vet gotest interop bench bench-peers lint fmt-check staticcheck clean proto
+.PHONY: all build demo test vet gotest interop bench bench-peers bench-smoke lint lint-vet fmt-check staticcheck fuzz clean proto
 
 all: test
 
@@ -50,7 +74,7 @@ interop: $(NPM_STAMP)
 	cd interop && $(GO) test -race -timeout 8m ./...
 
 # Without npm the recipe only says so: the interop tests that need the npm
-# peers then skip, or fail when CI=true (they say what to install).
+# peers then skip, or fail when CI is set (they say what to install).
 $(NPM_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		echo "npm ci"; npm ci; \
@@ -76,7 +100,21 @@ bench-peers:
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
 	./$(BIN)/bench/peers -bins $(BIN)/bench
 
-lint: fmt-check vet staticcheck
+# The smoke test builds the peers' clients and the benchmark server and
+# checks every client against it; it must run, so a skip fails the target.
+bench-smoke:
+	@echo "go vet ./... (bench)"; cd bench && $(GO) vet ./...
+	@echo "go test -race ./... (bench, tests only)"; cd bench && \
+	out=$$($(GO) test -race -count 1 -timeout 5m -v -run '^Test' ./... 2>&1); status=$$?; \
+	printf '%s\n' "$$out" | grep -E '^(--- |ok |FAIL|PASS|panic)|_test\.go:'; \
+	if printf '%s\n' "$$out" | grep -q -- '--- SKIP'; then echo "bench: a smoke test skipped"; exit 1; fi; \
+	if ! printf '%s\n' "$$out" | grep -q -- '--- PASS: TestClients '; then echo "bench: TestClients did not pass"; exit 1; fi; \
+	exit $$status
+
+lint: fmt-check lint-vet staticcheck
+
+lint-vet:
+	@for m in $(LINT_MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 fmt-check:
 	@out=$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l); \
@@ -84,7 +122,17 @@ fmt-check:
 	echo "gofmt -l: clean"
 
 staticcheck:
-	@for m in $(MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(LINT_MODULES); do echo "staticcheck ./... ($$m)"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
+
+# A target named here that no longer exists fails the run rather than
+# fuzzing nothing.
+fuzz:
+	@status=0; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		if ! $(GO) test -list "^$$name\$$" $$pkg | grep -qx "$$name"; then \
+			echo "make fuzz: $$pkg has no $$name: update FUZZ_TARGETS"; status=1; continue; fi; \
+		echo "go test -fuzz $$name -fuzztime $(FUZZTIME) $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || status=1; \
+	done; exit $$status
 
 clean:
 	rm -rf $(BIN) coverage.out

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -94,8 +95,10 @@ func annotationsFromPB(a *pb.Annotations) *mcp.Annotations {
 			out.Audience = append(out.Audience, s)
 		}
 	}
-	if a.GetPriority() != 0 {
-		p := float64(a.GetPriority())
+	// JSON has no NaN or infinity: a peer's non-finite priority is
+	// dropped, as if unset, rather than kept to fail every encoding of the
+	// result later.
+	if p := float64(a.GetPriority()); p != 0 && !math.IsNaN(p) && !math.IsInf(p, 0) {
 		out.Priority = &p
 	}
 	return out

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,20 +20,15 @@ import (
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
 	pb "github.com/tako-mcp/tako/proto/mcppb"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
 )
 
 // requireInstalled skips a test whose peer is missing, and fails it under
-// CI=true, where a skipped interop test would prove nothing.
-func requireInstalled(t *testing.T, msg string) {
-	t.Helper()
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-		t.Fatal(msg + " (CI is set, so this fails instead of skipping)")
-	}
-	t.Skip(msg)
-}
+// CI, where a skipped interop test would prove nothing.
+func requireInstalled(t *testing.T, msg string) { t.Helper(); mcptest.SkipOrFail(t, msg) }
 
 // everythingBackend starts @modelcontextprotocol/server-everything over
 // stdio and connects to it with the bridge's dependent-request handlers.

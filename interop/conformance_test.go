@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,23 +17,13 @@ import (
 // every client scenario of 0.1.16, and of 0.2.0-alpha.12 under
 // --requirements 2025-11-25 and 2026-07-28 (the scored ones and those run
 // but not scored). Every scenario must pass, with at least one SUCCESS
-// check and without being skipped; there is no list of expected failures.
+// check, without being skipped, and with the client having made a request;
+// there is no list of expected failures.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance suite takes a while; skipped with -short")
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		requireInstalled(t, "node is not on PATH: install Node.js 20 or later, then run `npm ci` in the repository root")
-	}
-	for _, p := range []string{"@modelcontextprotocol/conformance", "conformance-next"} {
-		if _, err := os.Stat(filepath.Join("..", "node_modules", p, "dist", "index.js")); err != nil {
-			requireInstalled(t, p+" is missing: run `npm ci` in the repository root")
-		}
-	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		requireInstalled(t, "bash is not on PATH")
-	}
+	bash := conformanceSuite(t)
 	bin := filepath.Join(t.TempDir(), "conformance-client")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/conformance-client")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -54,4 +45,63 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("conformance: %s (%v):\n%s", last, err, text)
 	}
 	t.Logf("conformance: %s\n%s", last, text)
+}
+
+// conformanceSuite checks that what run.sh needs is installed and returns
+// the path of bash.
+func conformanceSuite(t *testing.T) (bash string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		requireInstalled(t, "node is not on PATH: install Node.js 20 or later, then run `npm ci` in the repository root")
+	}
+	for _, p := range []string{"@modelcontextprotocol/conformance", "conformance-next"} {
+		if _, err := os.Stat(filepath.Join("..", "node_modules", p, "dist", "index.js")); err != nil {
+			requireInstalled(t, p+" is missing: run `npm ci` in the repository root")
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		requireInstalled(t, "bash is not on PATH")
+	}
+	return bash
+}
+
+// TestConformanceIdleClientFails: run.sh does not count a scenario the
+// client never exercised. With /bin/true as the client (it exits 0 at once
+// and never connects) each of these must FAIL:
+//   - auth/resource-mismatch (0.1.16), whose only check is that the client
+//     did NOT proceed with authorization, so the suite itself passes it
+//     (exit 0, one SUCCESS check): only the request count catches it;
+//   - sse-retry at 2026-07-28 without --force, which the suite skips as not
+//     applicable (exit 0, no checks.json);
+//   - tools_call at 2026-07-28, which the suite fails on its own.
+func TestConformanceIdleClientFails(t *testing.T) {
+	bash := conformanceSuite(t)
+	idle, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios := []string{
+		"0.1.16|auth/resource-mismatch|",
+		"0.2.0-alpha.12|sse-retry|--spec-version 2026-07-28",
+		"0.2.0-alpha.12|tools_call|--spec-version 2026-07-28 --force",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, filepath.Join("conformance", "run.sh"), idle)
+	cmd.Env = append(os.Environ(), "CONFORMANCE_OUT="+t.TempDir(), "CONFORMANCE_ONLY="+strings.Join(scenarios, "\n"))
+	out, err := cmd.CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err == nil {
+		t.Errorf("run.sh with a client that does nothing exited 0:\n%s", text)
+	}
+	if !strings.HasSuffix(text, fmt.Sprintf("0 passed, %d failed", len(scenarios))) {
+		t.Errorf("run.sh with a client that does nothing: want every one of the %d scenarios failed, got:\n%s", len(scenarios), text)
+	}
+	for _, sc := range scenarios {
+		name := strings.Split(sc, "|")[1]
+		if !regexp.MustCompile(`(?m)^FAIL  \S+  ` + regexp.QuoteMeta(name) + ` `).MatchString(text) {
+			t.Errorf("run.sh did not report %s as failed:\n%s", name, text)
+		}
+	}
 }

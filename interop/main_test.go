@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -94,10 +94,7 @@ func connect(t *testing.T, ctx context.Context, command string, args []string, o
 // tests proves nothing; elsewhere it skips with the same explanation.
 func requireInstalled(t *testing.T, msg string) {
 	t.Helper()
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-		t.Fatal(msg + " (CI is set, so this fails instead of skipping)")
-	}
-	t.Skip(msg)
+	mcptest.SkipOrFail(t, msg)
 }
 
 // everything returns the command that runs the TypeScript reference server

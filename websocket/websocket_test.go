@@ -345,9 +345,9 @@ func TestReadLimit(t *testing.T) {
 	}
 }
 
-// TestDeadPeerDetected: a peer that stops answering pings (its TCP
-// connection stays open, it just says nothing) is found within the
-// keepalive bound.
+// TestDeadPeerDetected: a peer that never reads again (its TCP connection
+// stays open, it just says nothing) is found within the keepalive bound,
+// PingInterval+PongTimeout from the last frame, plus a margin.
 func TestDeadPeerDetected(t *testing.T) {
 	stop := make(chan struct{})
 	url := rawServer(t, func(ws *gorilla.Conn) {
@@ -358,31 +358,138 @@ func TestDeadPeerDetected(t *testing.T) {
 	const interval, timeout = 50 * time.Millisecond, 200 * time.Millisecond
 	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
 	start := time.Now()
-	_, err := conn.Read(limit(t))
+	ctx, cancel := context.WithTimeout(limit(t), 10*time.Second)
+	defer cancel()
+	_, err := conn.Read(ctx)
 	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "ping") {
 		t.Fatalf("Read from a silent peer: %v, want ErrConnectionLost about the ping", err)
 	}
-	// Generous slack: the bound is interval+timeout, the machine is slow.
-	if d := time.Since(start); d > 20*(interval+timeout) {
-		t.Errorf("the dead peer was found after %v, want about %v", d, interval+timeout)
+	if d, bound := time.Since(start), interval+timeout+keepaliveMargin; d > bound {
+		t.Errorf("the dead peer was found after %v, want within %v (PingInterval+PongTimeout+margin)", d, bound)
 	}
 }
 
-// TestKeepaliveQuietLivePeer: a live peer that sends nothing but answers
-// pings keeps the connection up across many ping rounds.
-func TestKeepaliveQuietLivePeer(t *testing.T) {
-	srv := mcptest.NewReference(mcptest.Options{})
-	url := referenceBridge(t, srv, &websocket.Handler{})
-	ctx := limit(t)
-	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: 10 * time.Millisecond, PongTimeout: 5 * time.Second}})
-	s, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
+// keepaliveMargin is the slack a dead-peer test allows past the configured
+// bound: scheduling on a loaded machine under -race, not a second ping
+// round (which would cost a further PingInterval+PongTimeout).
+const keepaliveMargin = 150 * time.Millisecond
+
+// pingCountingServer is a raw peer that answers every request with an
+// empty result and counts the pings it gets. While answer reports true it
+// answers them (gorilla's default handler, a pong); once it reports false
+// the peer goes on reading but drops pings, as a peer whose keepalive is
+// broken or a middlebox that eats control frames would. The time of the
+// first dropped ping is sent on dropped.
+type pingCountingServer struct {
+	answer  func(n int) bool // n: this ping's number, from 1
+	reached int              // close enough once this many pings arrived
+	enough  chan struct{}
+	dropped chan time.Time // 1 slot
+}
+
+func (p *pingCountingServer) serve(ws *gorilla.Conn) {
+	pong := ws.PingHandler()
+	n := 0
+	ws.SetPingHandler(func(data string) error {
+		n++ // the handler runs on the reading goroutine: no lock needed
+		if n == p.reached {
+			close(p.enough)
+		}
+		if p.answer(n) {
+			return pong(data)
+		}
+		select {
+		case p.dropped <- time.Now():
+		default:
+		}
+		return nil
+	})
+	for {
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(data, &req) != nil || req.ID == nil {
+			continue
+		}
+		if err := ws.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{}}`)); err != nil {
+			return
+		}
 	}
-	defer s.Close()
-	// A call that lasts many ping intervals.
-	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.ToolSleep, Arguments: json.RawMessage(`{"ms":300}`)}); err != nil {
-		t.Fatalf("call across pings: %v", err)
+}
+
+// TestKeepaliveKeepsQuietLivePeer: a live peer that sends nothing but
+// answers every ping is kept across many ping rounds, for longer than
+// PongTimeout, and a call still succeeds afterwards. If pongs went
+// unnoticed the first ping would time out after PongTimeout and no second
+// ping would ever go out, so counting the pings the peer receives tells a
+// working keepalive from one that only has not fired yet.
+func TestKeepaliveKeepsQuietLivePeer(t *testing.T) {
+	const interval, timeout, rounds = 15 * time.Millisecond, 150 * time.Millisecond, 20
+	peer := &pingCountingServer{answer: func(int) bool { return true }, reached: rounds, enough: make(chan struct{}), dropped: make(chan time.Time, 1)}
+	url := rawServer(t, peer.serve)
+	ctx := limit(t)
+	start := time.Now()
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	type read struct {
+		m   *mcp.Message
+		err error
+	}
+	reads := make(chan read, 1)
+	go func() {
+		m, err := conn.Read(ctx)
+		reads <- read{m, err}
+	}()
+	select {
+	case <-peer.enough:
+	case r := <-reads:
+		t.Fatalf("the connection to a quiet peer that answers pings ended before %d pings: %v, %v", rounds, r.m, r.err)
+	}
+	if d := time.Since(start); d < timeout {
+		t.Fatalf("%d pings took %v, less than PongTimeout %v: the test proves nothing", rounds, d, timeout)
+	}
+	if err := conn.Write(ctx, &mcp.Message{ID: mcp.Int64ID(1), Method: "ping", Params: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("Write after %d ping rounds: %v", rounds, err)
+	}
+	r := <-reads
+	if r.err != nil || !r.m.IsResponse() || r.m.ID != mcp.Int64ID(1) || r.m.Error != nil {
+		t.Fatalf("call after %d ping rounds: %v, %v; want the peer's answer", rounds, r.m, r.err)
+	}
+}
+
+// TestKeepaliveFindsPeerThatStopsAnsweringPings: a peer that answered pings
+// and then stops (it keeps its TCP connection and keeps reading, it just
+// never pongs again) is declared dead within PongTimeout of the first ping
+// it ignored, which is within PingInterval+PongTimeout of its last pong,
+// with an error wrapping ErrConnectionLost.
+func TestKeepaliveFindsPeerThatStopsAnsweringPings(t *testing.T) {
+	const interval, timeout, answered = 30 * time.Millisecond, 200 * time.Millisecond, 3
+	peer := &pingCountingServer{answer: func(n int) bool { return n <= answered }, reached: answered, enough: make(chan struct{}), dropped: make(chan time.Time, 1)}
+	url := rawServer(t, peer.serve)
+	conn := dial(t, url, &websocket.Options{Keepalive: websocket.Keepalive{PingInterval: interval, PongTimeout: timeout}})
+	ctx, cancel := context.WithTimeout(limit(t), 10*time.Second)
+	defer cancel()
+	_, err := conn.Read(ctx)
+	found := time.Now()
+	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "ping") {
+		t.Fatalf("Read from a peer that stopped answering pings: %v, want an error wrapping ErrConnectionLost about the ping", err)
+	}
+	select {
+	case <-peer.enough:
+	default:
+		t.Fatalf("the connection ended before the peer answered %d pings: %v", answered, err)
+	}
+	var first time.Time
+	select {
+	case first = <-peer.dropped:
+	default:
+		t.Fatalf("the connection ended without the peer dropping a ping: %v", err)
+	}
+	if d, bound := found.Sub(first), timeout+keepaliveMargin; d > bound {
+		t.Errorf("the dead peer was found %v after the first unanswered ping, want within %v (PongTimeout+margin)", d, bound)
 	}
 }
 

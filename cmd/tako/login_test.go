@@ -11,13 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
 )
 
 // authServer is an authorization server that auto-approves a fixed test
@@ -184,15 +184,12 @@ func TestLoginFailure(t *testing.T) {
 // headless, as $BROWSER through a wrapper script: it loads the
 // authorization URL, the test server approves its fixed user at once, and
 // Chromium follows the redirect to tako's loopback listener. The stored
-// token then serves `tako tools --http`. Under CI=true a missing Chromium
+// token then serves `tako tools --http`. Under CI a missing Chromium
 // fails the test.
 func TestLoginChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("chromium is not installed (apt-get install -y chromium); CI=true needs it")
-		}
-		t.Skip("chromium is not installed (apt-get install -y chromium)")
+		mcptest.SkipOrFail(t, "chromium is not installed (apt-get install -y chromium)")
 	}
 	// Chromium's helper processes may still write to the profile after
 	// the browser exits, so it is not a t.TempDir (whose cleanup fails

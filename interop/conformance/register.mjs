@@ -20,3 +20,25 @@ export async function load(url, context, next) {
   return next(url, context);
 }
 `));
+
+// Evidence that the client under test did something: with
+// TAKO_CONFORMANCE_REQUESTS set to a file name, count the HTTP requests the
+// scenario's servers (every node:http server in this process: the MCP
+// server, the authorization server) receive, and write the count there on
+// exit. A scenario whose checks only say what the client must NOT do
+// (auth/resource-mismatch: "did not proceed with authorization") passes
+// with a client that never starts; run.sh counts it only when the client
+// made at least one request.
+import http from 'node:http';
+import { writeFileSync } from 'node:fs';
+
+const requestsFile = process.env.TAKO_CONFORMANCE_REQUESTS;
+if (requestsFile) {
+  let requests = 0;
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (event, ...args) {
+    if (event === 'request') requests++;
+    return emit.call(this, event, ...args);
+  };
+  process.on('exit', () => writeFileSync(requestsFile, `${requests}\n`));
+}

@@ -17,8 +17,16 @@
 #
 # A scenario passes when the suite exits 0 (no FAILURE or WARNING check, no
 # timeout, no unexpected client error) AND it wrote a checks.json with at
-# least one SUCCESS check: a skipped scenario, or one whose checks all pass
-# vacuously because the client never tried, does not count.
+# least one SUCCESS check AND the client made at least one HTTP request to
+# the scenario's servers (register.mjs counts them): a skipped scenario, or
+# one whose checks all pass vacuously because the client never tried (a
+# check that the client did NOT do something passes for a client that
+# never starts), does not count.
+#
+# CONFORMANCE_ONLY, when set, replaces the three sets with its own entries,
+# one a line: "SUITE|SCENARIO|FLAGS" with SUITE 0.1.16 or 0.2.0-alpha.12.
+# conformance_test.go uses it to check, on a few scenarios, that a client
+# that does nothing fails.
 #
 # Scenarios run $CONFORMANCE_JOBS at a time (default 3). Without an argument
 # the script builds interop/cmd/conformance-client into a temporary
@@ -62,25 +70,39 @@ add_set() { # label script want flags... (scenario names on stdin)
   fi
 }
 listing_failed=0
-add_set "0.1.16" "$stable" 26 < <(suite "$stable" list --client | awk '/^  - /{print $2}')
-for rev in 2025-11-25 2026-07-28; do
-  want=25; [ "$rev" = 2026-07-28 ] && want=39
-  add_set "0.2.0-alpha.12/$rev" "$next" "$want" --spec-version "$rev" --force < <(
-    suite "$next" list --requirements "$rev" |
-      awk '/^Client scenarios/{c=1;next} /^$/{c=0} c&&/^  - /{print $2} /\[client\]$/{print $2}')
-done
+if [ -n "${CONFORMANCE_ONLY:-}" ]; then
+  while IFS='|' read -r set name flags; do
+    [ -n "$set" ] || continue
+    case $set in
+      0.1.16) script=$stable ;;
+      0.2.0-alpha.12) script=$next ;;
+      *) echo "FAIL  CONFORMANCE_ONLY: unknown suite $set"; listing_failed=1; continue ;;
+    esac
+    entries+=("$set|$script|$name|$flags")
+  done <<<"$CONFORMANCE_ONLY"
+else
+  add_set "0.1.16" "$stable" 26 < <(suite "$stable" list --client | awk '/^  - /{print $2}')
+  for rev in 2025-11-25 2026-07-28; do
+    want=25; [ "$rev" = 2026-07-28 ] && want=39
+    add_set "0.2.0-alpha.12/$rev" "$next" "$want" --spec-version "$rev" --force < <(
+      suite "$next" list --requirements "$rev" |
+        awk '/^Client scenarios/{c=1;next} /^$/{c=0} c&&/^  - /{print $2} /\[client\]$/{print $2}')
+  done
+fi
 
 # run_one INDEX ENTRY: runs one scenario, writes "PASS ..." or "FAIL ..."
 # (with the failing checks) to $tmp/result.INDEX.
 run_one() {
-  local i=$1 label script scenario flags dir log rc checks succ bad
+  local i=$1 label script scenario flags dir log rc checks succ bad requests
   IFS='|' read -r label script scenario flags <<<"$2"
   dir=$out/${label//\//_}/${scenario//\//_}
   log=$dir.log
   mkdir -p "$dir"
   # shellcheck disable=SC2086 # flags is a list of words
-  suite "$script" client --command "$client" --scenario "$scenario" $flags -o "$dir" >"$log" 2>&1
+  TAKO_CONFORMANCE_REQUESTS=$dir.requests \
+    suite "$script" client --command "$client" --scenario "$scenario" $flags -o "$dir" >"$log" 2>&1
   rc=$?
+  requests=$(cat "$dir.requests" 2>/dev/null || echo 0)
   checks=$(find "$dir" -name checks.json | head -n 1)
   succ=0; bad=0
   if [ -n "$checks" ]; then
@@ -88,13 +110,14 @@ run_one() {
     bad=$(grep -cE '"status": "(FAILURE|WARNING)"' "$checks")
   fi
   {
-    if [ "$rc" -eq 0 ] && [ "$succ" -gt 0 ] && [ "$bad" -eq 0 ]; then
-      echo "PASS  $label  $scenario ($succ checks passed)"
+    if [ "$rc" -eq 0 ] && [ "$succ" -gt 0 ] && [ "$bad" -eq 0 ] && [ "$requests" -gt 0 ]; then
+      echo "PASS  $label  $scenario ($succ checks passed, $requests requests)"
     else
       why="exit $rc"
       [ -z "$checks" ] && why="$why, no checks.json (skipped or did not run)"
       [ -n "$checks" ] && [ "$succ" -eq 0 ] && why="$why, no SUCCESS check"
       [ "$bad" -gt 0 ] && why="$why, $bad FAILURE/WARNING checks"
+      [ "$requests" -eq 0 ] && why="$why, the client made no request"
       echo "FAIL  $label  $scenario ($why)"
       grep -E "FAILURE|WARNING|Error|error" "$log" | head -n 20 | sed 's/^/      /'
     fi

@@ -6,19 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tako-mcp/tako/mcptest"
 )
 
 // TestCheckedInCodeIsGenerated regenerates the Go code into a temporary
 // directory and compares it with proto/mcppb: a .proto edited without
 // `make proto`, or generated code edited by hand, fails here. Without the
-// pinned protoc it skips, except under CI=true, where CI installs it and a
-// skip would hide drift.
+// pinned protoc it skips, except under CI (mcptest.InCI), where CI
+// installs it and a skip would hide drift.
 func TestCheckedInCodeIsGenerated(t *testing.T) {
 	if err := CheckProtoc(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v", err)
-		}
-		t.Skip(err)
+		mcptest.SkipOrFail(t, err.Error())
 	}
 	if testing.Short() {
 		t.Skip("builds the protoc plugins; not in -short")

@@ -1,0 +1,181 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tako-mcp/tako/transport"
+)
+
+// The decoders a server reaches: the SSE stream of every POST and GET
+// (eventReader, parseEvent), the x-mcp-header annotations of the tools it
+// lists (toolHeaders) and, through them, the Mcp-Param-* values tako sends
+// (setParamHeaders, encodeHeaderValue).
+
+var sseSeeds = []string{
+	"",
+	": keep-alive\n\n",
+	"id: e1\r\nretry: 500\r\ndata: \r\n\r\n",
+	"event: message\ndata: {\"a\":\ndata: 1}\n\n",
+	"data:no-space\rid: e2\r\r",
+	"event: endpoint\ndata: /messages?sessionId=x\n\n",
+	"data: cut off",
+	"id: a\x00b\ndata: x\n\n",
+	"retry: 99999999999\ndata: x\n\r\n",
+	"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n\n\ndata: two\n\n",
+}
+
+// FuzzEventReader: any byte stream gives events and then an error (io.EOF
+// at the end, ErrMessageTooLarge past the cap), never a panic or an
+// endless loop, and every event it gives is one a WHATWG parser could give.
+func FuzzEventReader(f *testing.F) {
+	for _, s := range sseSeeds {
+		f.Add([]byte(s), uint16(64))
+		f.Add([]byte(s), uint16(4096))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte, max uint16) {
+		limit := int(max)%8192 + 16
+		er := newEventReader(bytes.NewReader(stream), limit)
+		// Each event takes at least one byte of the stream.
+		for n := 0; ; n++ {
+			if n > len(stream)+1 {
+				t.Fatalf("%d events from %d bytes", n, len(stream))
+			}
+			ev, err := er.Next()
+			if err != nil {
+				var tooLarge bool
+				if errors.Is(err, transport.ErrMessageTooLarge) {
+					tooLarge = true
+				}
+				// bufio.Scanner gives up when its buffer is full, so an
+				// event of exactly the cap is already too large.
+				if tooLarge && len(stream) < limit {
+					t.Errorf("ErrMessageTooLarge for a %d-byte stream under a %d-byte cap", len(stream), limit)
+				}
+				return
+			}
+			checkEvent(t, ev)
+			if len(ev.data) > limit {
+				t.Errorf("event data of %d bytes past the %d-byte cap", len(ev.data), limit)
+			}
+		}
+	})
+}
+
+// FuzzParseEvent: the fields of any block parse without a panic, and what
+// comes out holds no line break but the ones joining data lines.
+func FuzzParseEvent(f *testing.F) {
+	for _, s := range sseSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, block []byte) {
+		ev, ok := parseEvent(block)
+		if !ok {
+			if ev.typ != "" || ev.data != nil || ev.hasID || ev.hasRetry {
+				t.Errorf("a block with no field gave %+v", ev)
+			}
+			return
+		}
+		checkEvent(t, ev)
+	})
+}
+
+func checkEvent(t *testing.T, ev event) {
+	t.Helper()
+	if strings.ContainsAny(ev.typ, "\r\n") || strings.ContainsAny(ev.id, "\r\n\x00") || bytes.IndexByte(ev.data, '\r') >= 0 {
+		t.Errorf("a field holds a line break (or the id a NUL): %+v", ev)
+	}
+	if ev.id != "" && !ev.hasID {
+		t.Errorf("id %q without hasID", ev.id)
+	}
+	if ev.retry < 0 || (ev.retry != 0 && !ev.hasRetry) {
+		t.Errorf("retry %v (hasRetry %v)", ev.retry, ev.hasRetry)
+	}
+}
+
+// FuzzEncodeHeaderValue: any string becomes a header value net/http sends
+// as is (visible ASCII and inner spaces), and decodes back to the string.
+func FuzzEncodeHeaderValue(f *testing.F) {
+	for _, s := range []string{"", "us-west1", "a b", " lead", "trail ", "日本", "tab\there", "=?base64?eA==?=", "=?BASE64?x?=", "\x7f", "line\r\nbreak"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := encodeHeaderValue(s)
+		checkHeaderValue(t, v)
+		got := v
+		if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+			b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-len("?=")])
+			if err != nil {
+				t.Fatalf("encodeHeaderValue(%q) = %q: bad base64: %v", s, v, err)
+			}
+			got = string(b)
+		}
+		if got != s {
+			t.Errorf("encodeHeaderValue(%q) = %q, which decodes to %q", s, v, got)
+		}
+	})
+}
+
+func checkHeaderValue(t *testing.T, v string) {
+	t.Helper()
+	if v != "" && (v[0] == ' ' || v[len(v)-1] == ' ') {
+		t.Errorf("header value %q has an outer space", v)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f {
+			t.Errorf("header value %q has byte %#x", v, c)
+			return
+		}
+	}
+}
+
+// FuzzToolHeaders: any input schema a server lists gives header specs or
+// an error, and the Mcp-Param-* headers built from any arguments with
+// those specs are valid header fields.
+func FuzzToolHeaders(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}`, `{"region":"us-west1","n":3}`)
+	f.Add(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"boolean","x-mcp-header":"B"}}}}}`, `{"a":{"b":true}}`)
+	f.Add(`{"type":"object","properties":{"v":{"type":"number","x-mcp-header":"V"}}}`, `{"v":1.5}`)
+	f.Add(`{"type":"object","items":{"x-mcp-header":"X"}}`, `{}`)
+	f.Add(`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}}`, `{"a":"1","b":"2"}`)
+	f.Add(`{"type":"object","properties":{"s":{"type":"string","x-mcp-header":"S p"}}}`, `{"s":"x"}`)
+	f.Add(`{"type":"object","properties":{"s":{"type":"string","x-mcp-header":"S"}}}`, `{"s":" 日本\n"}`)
+	f.Add(`{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}`, `{"n":9007199254740993}`)
+	f.Fuzz(func(t *testing.T, schema, args string) {
+		specs, err := toolHeaders(json.RawMessage(schema))
+		if err != nil {
+			if specs != nil {
+				t.Errorf("toolHeaders gave specs %v with error %v", specs, err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, sp := range specs {
+			if err := checkToken(sp.name); err != nil {
+				t.Errorf("spec name %q: %v", sp.name, err)
+			}
+			if seen[strings.ToLower(sp.name)] {
+				t.Errorf("spec name %q twice", sp.name)
+			}
+			seen[strings.ToLower(sp.name)] = true
+			if len(sp.path) == 0 {
+				t.Errorf("spec %q with an empty path", sp.name)
+			}
+		}
+		h := http.Header{}
+		setParamHeaders(h, specs, json.RawMessage(args))
+		for name, vs := range h {
+			if !strings.HasPrefix(name, "Mcp-Param-") || checkToken(name) != nil {
+				t.Errorf("header name %q", name)
+			}
+			for _, v := range vs {
+				checkHeaderValue(t, v)
+			}
+		}
+	})
+}
