@@ -3,34 +3,27 @@
 // path (mcp.DecodeCallToolResult), and the recovery of an over-cap
 // response's id in stdio, which sees the response as a stream of chunks.
 //
-// It exists because each of those once carried its own copy of the string,
-// escape and depth state, and three copies of a grammar drift apart. Here
-// the grammar lives once; the decoders keep only what is theirs: which
-// members they look at and what they make of them.
+// Why: each of those once carried its own copy of the string, escape and
+// depth state, and copies of a grammar drift apart. Here the grammar lives
+// once; the decoders keep only which members they look at and what they
+// make of them.
 //
-// The state it tracks: inside a token, the escape in progress in a string
-// (a backslash just read, or how many \u hex digits are still due), the
-// part of a number reached (sign, integer, fraction, exponent) or how much
-// of a literal has matched; around tokens, what is due next (a value, a
-// key, a colon, a comma or a closer) and the open arrays and objects, as a
-// bit stack, held to MaxDepth.
-//
-// Whole buffers and streams share one state machine. Each token scanner
-// (scanString, scanNumber, scanLiteral) takes its state and returns it, so
-// that it can stop where its input runs out and go on in the next chunk.
-// Scanner strings them together into values, over as many chunks as it is
-// fed, and can stop to report where keys and values begin and end down to
-// a chosen depth, which is all the id recovery needs. The whole-buffer
-// functions run the same code once and read "out of input" as ErrEnd,
-// except after a complete number, where a buffer may end. The envelope
-// decoders walk their own objects with Open, Key and Next, because they
-// interpret members as they go, but they scan every token, and skip every
-// value, with this package.
+// One state machine serves whole buffers and streams. A Scanner holds all
+// its state between calls to Step, so it can stop wherever a piece of
+// input ends and go on with the next; it stops as well at the end of each
+// key and value down to the depth it is asked to watch. A decoder runs it
+// once over a buffer and reads the members off those stops; the id
+// recovery feeds it the chunks of a line. The state: inside a token, the
+// escape in progress in a string (a backslash just read, or how many \u
+// hex digits are due), the part of a number reached, or how much of a
+// literal has matched; around tokens, what is due next (a value, a key, a
+// colon, a comma or a closer) and the kinds of the open containers, as a
+// bit stack.
 //
 // The rules are encoding/json's (v1), to which each decoder built on this
 // is held by a differential fuzz test:
 //   - the JSON grammar exactly, so that invalid input is an error anywhere,
-//     even inside a value that is only skipped;
+//     even inside a value no one looks at;
 //   - no more than MaxDepth nested arrays and objects, counting the
 //     outermost;
 //   - strings may hold invalid UTF-8 but no control character; decoding
@@ -66,8 +59,7 @@ const (
 )
 
 // A code is a token scanner's outcome. Errors are codes rather than error
-// values so that the streaming path allocates nothing; the whole-buffer
-// functions turn them into encoding/json's words.
+// values so that scanning allocates nothing; Scanner.Err words them.
 type code uint8
 
 const (
@@ -103,18 +95,6 @@ var contexts = [...]string{
 	errDepth:    "exceeded max depth",
 }
 
-// wholeErr turns the code of a token that failed in a whole buffer into an
-// error: there, running out of input is the end of it. It is kept out of
-// line, away from the callers' hot paths.
-//
-//go:noinline
-func wholeErr(data []byte, i int, c code) error {
-	if c == more {
-		return ErrEnd
-	}
-	return syntaxError(data, i, contexts[c])
-}
-
 // Space returns the offset of the first byte at or after i that is not
 // JSON white space.
 func Space(data []byte, i int) int {
@@ -129,63 +109,6 @@ func Space(data []byte, i int) int {
 	return i
 }
 
-// Open steps into the array or object whose opening bracket is data[i].
-// It returns the offset of the first element or key, or, if there is none,
-// the offset after the closing bracket and true.
-func Open(data []byte, i int) (int, bool) {
-	closer := data[i] + 2 // ']' is '[' + 2, and '}' is '{' + 2
-	i = Space(data, i+1)
-	if i < len(data) && data[i] == closer {
-		return i + 1, true
-	}
-	return i, false
-}
-
-// Key reads the object key at data[i] and the colon after it. It returns
-// the key's contents (between the quotes, still escaped) and flags, and
-// the offset of the member's value, which is inside data.
-func Key(data []byte, i int) (key []byte, f Flags, value int, err error) {
-	if i == len(data) {
-		return nil, 0, i, ErrEnd
-	}
-	if data[i] != '"' {
-		return nil, 0, i, syntaxError(data, i, contexts[errKey])
-	}
-	end, f, err := scanWhole(data, i)
-	if err != nil {
-		return nil, 0, end, err
-	}
-	key = data[i+1 : end-1]
-	if i = Space(data, end); i == len(data) {
-		return nil, 0, i, ErrEnd
-	}
-	if data[i] != ':' {
-		return nil, 0, i, syntaxError(data, i, contexts[errColon])
-	}
-	if i = Space(data, i+1); i == len(data) {
-		return nil, 0, i, ErrEnd
-	}
-	return key, f, i, nil
-}
-
-// Next reads what follows an element or member of the container that
-// closer ends: past a comma, it returns the offset of the next one and
-// true; past the closer, the offset after it and false.
-func Next(data []byte, i int, closer byte) (int, bool, error) {
-	i = Space(data, i)
-	switch {
-	case i == len(data):
-		return i, false, ErrEnd
-	case data[i] == ',':
-		return Space(data, i+1), true, nil
-	case data[i] == closer:
-		return i + 1, false, nil
-	case closer == '}':
-		return i, false, syntaxError(data, i, contexts[errMember])
-	}
-	return i, false, syntaxError(data, i, contexts[errElement])
-}
-
 // Finish checks that nothing but white space follows the top-level value,
 // which ended at offset i.
 func Finish(data []byte, i int) error {
@@ -193,60 +116,6 @@ func Finish(data []byte, i int) error {
 		return syntaxError(data, i, "after top-level value")
 	}
 	return nil
-}
-
-// Value scans the value starting at data[i], inside depth arrays and
-// objects, and returns the offset after it and, for a string, its flags,
-// or for an integer (no fraction, no exponent), Integer. Strings and
-// numbers, the usual members, are scanned here; any other value by a
-// Scanner.
-func Value(data []byte, i, depth int) (int, Flags, error) {
-	if i == len(data) {
-		return i, 0, ErrEnd
-	}
-	switch b := data[i]; {
-	case b == '"':
-		return scanWhole(data, i)
-	case b == '-' || isDigit(b):
-		end, st, c := scanNumber(data, i, numStart)
-		if c == done || c == more && numComplete(st) {
-			var f Flags
-			if st == numZero || st == numInt {
-				f = Integer
-			}
-			return end, f, nil
-		}
-		return end, 0, wholeErr(data, end, c)
-	}
-	s := Scanner{outer: depth}
-	end, ev := s.Step(data, i, -1)
-	switch ev {
-	case Done:
-		return end, 0, nil
-	case More:
-		return end, 0, ErrEnd
-	}
-	return end, 0, s.err(data, end)
-}
-
-// scanWhole scans the string literal whose opening quote is data[i] in a
-// whole buffer. Most strings hold no escape: it finds their closing quote
-// without the escape machinery.
-func scanWhole(data []byte, i int) (int, Flags, error) {
-	end, f := scanPlain(data, i+1, 0)
-	c := errString
-	switch {
-	case end == len(data):
-		c = more
-	case data[end] == '"':
-		return end + 1, f, nil
-	case data[end] == '\\':
-		end, _, f, c = scanString(data, end+1, escBackslash, f|Escaped)
-	}
-	if c != done {
-		return end, f, wholeErr(data, end, c)
-	}
-	return end, f, nil
 }
 
 // escBackslash is a string's escape state just after a backslash; 1 to 4

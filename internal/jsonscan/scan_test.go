@@ -2,38 +2,56 @@ package jsonscan
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 )
 
-// whole reports whether data is one valid JSON value, by Value and Finish.
+// whole scans data as one buffer, the way the decoders do, and reports
+// whether it is one valid JSON value.
 func whole(data []byte) error {
-	end, _, err := Value(data, Space(data, 0), 0)
-	if err == nil {
-		err = Finish(data, end)
+	var s Scanner
+	end, ev := s.Step(data, 0, -1)
+	if ev == Error || !s.Complete() {
+		return s.Err(data, end)
 	}
-	return err
+	return Finish(data, end)
 }
 
-// streamed scans data fed in pieces of n bytes (all at once if n is zero)
-// with watch, and returns the events with their absolute offsets and the
-// offset and event it stopped with. A space is fed at the end, as a stream
-// would bring the next line, so that a top-level number ends.
-func streamed(data []byte, n, watch int) (events []string, end int, last Event) {
+// one scans the value at the start of data and returns where it ends and
+// its flags.
+func one(data []byte) (int, Flags, error) {
+	var s Scanner
+	end, ev := s.Step(data, 0, 0)
+	if ev != Done && !s.Complete() {
+		return end, 0, s.Err(data, end)
+	}
+	return end, s.Flags(), nil
+}
+
+// streamed scans data fed in pieces of n bytes (all at once if n is zero),
+// watching depth 1, and returns each End with its offset and the bytes of
+// the token, gathered from the pieces as the id recovery gathers them, and
+// the offset and event it stopped with. A space is fed at the end, as a
+// stream would bring the next line, so that a top-level number ends.
+func streamed(data []byte, n int) (events []string, end int, last Event) {
 	if n <= 0 {
 		n = len(data) + 1
 	}
 	var s Scanner
+	var tok []byte
 	data = append(data[:len(data):len(data)], ' ')
 	for base := 0; base < len(data); base += n {
 		p := data[base:min(base+n, len(data))]
 		for i := 0; i < len(p); {
-			j, ev := s.Step(p, i, watch)
+			j, ev := s.Step(p, i, 1)
+			if s.Depth() == 1 && (ev == End || s.Partial()) {
+				tok = append(tok, p[s.Start():j]...)
+			}
 			switch ev {
-			case Begin, End:
-				events = append(events, fmt.Sprintf("%d:%d:%d:%v", ev, base+j, s.Depth(), s.Key()))
+			case End:
+				events = append(events, fmt.Sprintf("%d:%d:%v:%s", base+j, s.Depth(), s.Key(), tok))
+				tok = tok[:0]
 			case Done, Error:
 				return events, base + j, ev
 			}
@@ -58,6 +76,7 @@ var hostile = []string{
 	`true`, `false`, `null`, `tru`, `nul`, `fals`, `truee`, `nulll`, `True`, `nUll`, `t`, `n`,
 	// Containers.
 	`[]`, `{}`, `[1,2]`, `{"a":1}`, `{"a":[{"b":null}],"c":{}}`, ` [ 1 , { "a" : "b" } ] `,
+	`{"id":12,"r":{"x":[1,"}"]},"\u006d":true}`, `{"a":"\"","b\\":"\\\""}`,
 	`[`, `{`, `[1`, `[1,`, `[1,]`, `[,1]`, `[1 2]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`, `{a:1}`, `{'a':1}`,
 	`{"a" 1}`, `{"a":1 "b":2}`, `[1}`, `{"a":1]`, `]`, `}`, `[]]`, `{}}`, `[][]`, `{} x`, `1 2`,
 	"[1,\f2]", "\v1", "\ufeff1", "[1]\x00",
@@ -71,40 +90,35 @@ func TestHostileMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// checkAgainstStd holds the whole-buffer and streaming scans of data to
-// encoding/json: the same inputs are valid, splitting the input changes
-// nothing, and a valid string decodes to what encoding/json decodes.
+// checkAgainstStd holds the scanner to encoding/json on data: the same
+// inputs are valid, splitting the input changes nothing the scanner
+// reports, and a string decodes to what encoding/json decodes.
 func checkAgainstStd(t *testing.T, data []byte) {
 	t.Helper()
 	err := whole(data)
 	if valid := json.Valid(data); (err == nil) != valid {
-		t.Fatalf("%q: Value says %v, json.Valid says %v", data, err, valid)
+		t.Fatalf("%q: scanner says %v, json.Valid says %v", data, err, valid)
 	}
-	wantEvents, wantEnd, wantLast := streamed(data, 0, 1)
+	wantEvents, wantEnd, wantLast := streamed(data, 0)
 	for _, n := range []int{1, 2, 3, 7} {
-		events, end, last := streamed(data, n, 1)
+		events, end, last := streamed(data, n)
 		if fmt.Sprint(events) != fmt.Sprint(wantEvents) || end != wantEnd || last != wantLast {
-			t.Fatalf("%q in pieces of %d: %v, %d, %d; whole: %v, %d, %d", data, n, events, end, last, wantEvents, wantEnd, wantLast)
+			t.Fatalf("%q in pieces of %d: %q, %d, %d; whole: %q, %d, %d", data, n, events, end, last, wantEvents, wantEnd, wantLast)
 		}
 	}
 	// The stream ends where the value does, and agrees on validity.
+	i := Space(data, 0)
 	if streamValid := wantLast == Done && Finish(data, min(wantEnd, len(data))) == nil; streamValid != (err == nil) {
-		t.Fatalf("%q: streaming scan stopped with %d at %d; Value says %v", data, wantLast, wantEnd, err)
+		t.Fatalf("%q: the stream stopped with %d at %d; the buffer scan says %v", data, wantLast, wantEnd, err)
 	}
-	if len(data) > 0 && data[0] == '"' {
+	if i < len(data) && data[i] == '"' && err == nil {
 		var want string
-		werr := json.Unmarshal(data, &want)
-		end, f, err := Value(data, 0, 0)
-		if err == nil && Finish(data, end) != nil {
-			err = errors.New("trailing data")
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("%q: valid, but encoding/json says %v", data, err)
 		}
-		if (err == nil) != (werr == nil) {
-			t.Fatalf("Value(%q): %v; encoding/json: %v", data, err, werr)
-		}
-		if err == nil {
-			if got := Unquote(data[:end], f); got != want {
-				t.Fatalf("Unquote(%q) = %q, want %q", data, got, want)
-			}
+		end, f, _ := one(data[i:])
+		if got := Unquote(data[i:i+end], f); got != want {
+			t.Fatalf("Unquote(%q) = %q, want %q", data, got, want)
 		}
 	}
 }
@@ -135,41 +149,19 @@ func TestErrorsInEncodingJSONWords(t *testing.T) {
 	}
 }
 
-func TestTokens(t *testing.T) {
+func TestFlags(t *testing.T) {
 	for _, tc := range []struct {
-		in      string
-		end     int
-		integer bool
-	}{{`0,`, 1, true}, {`-12]`, 3, true}, {`1.5}`, 3, false}, {`2e3 `, 3, false}, {`7`, 1, true}} {
-		end, f, err := Value([]byte(tc.in), 0, 0)
-		if err != nil || end != tc.end || (f == Integer) != tc.integer {
-			t.Errorf("Value(%s) = %d, %v, %v", tc.in, end, f, err)
+		in   string
+		end  int
+		want Flags
+	}{
+		{`0,`, 1, Integer}, {`-12]`, 3, Integer}, {`1.5}`, 3, 0}, {`2e3 `, 3, 0},
+		{`"plain"`, 7, 0}, {`"caf\u00e9" rest`, 11, Escaped}, {"\"caf\xc3\xa9\"", 7, NonASCII},
+		{"\"\xc3\xa9\\n\"", 6, Escaped | NonASCII}, {`false,`, 5, 0}, {`[1]`, 3, 0},
+	} {
+		if end, f, err := one([]byte(tc.in)); err != nil || end != tc.end || f != tc.want {
+			t.Errorf("%s: %d, %v, %v; want %d, %v", tc.in, end, f, err, tc.end, tc.want)
 		}
-	}
-	if end, f, err := Value([]byte(`"caf\u00e9" rest`), 0, 0); err != nil || end != 11 || f != Escaped {
-		t.Errorf("string: %d %v %v", end, f, err)
-	}
-	if _, f, _ := Value([]byte("\"caf\xc3\xa9\""), 0, 0); f != NonASCII {
-		t.Errorf("string: flags %v, want NonASCII", f)
-	}
-	if end, f, err := Value([]byte(`false,`), 0, 0); err != nil || end != 5 || f != 0 {
-		t.Errorf("literal: %d %v %v", end, f, err)
-	}
-	data := []byte(`{ "a\n" : 1 , "b":[ ] }`)
-	i, empty := Open(data, 0)
-	key, f, v, err := Key(data, i)
-	if empty || string(key) != `a\n` || f != Escaped || data[v] != '1' || err != nil {
-		t.Fatalf("Key: %q %v %d %v", key, f, v, err)
-	}
-	i, more, err := Next(data, v+1, '}')
-	if !more || err != nil || data[i] != '"' {
-		t.Fatalf("Next: %d %v %v", i, more, err)
-	}
-	if _, _, v, _ = Key(data, i); data[v] != '[' {
-		t.Fatalf("second Key: value at %d", v)
-	}
-	if end, empty := Open(data, v); !empty || data[end] != ' ' {
-		t.Fatalf("Open of an empty array: %d %v", end, empty)
 	}
 }
 
@@ -184,7 +176,7 @@ func TestUnquote(t *testing.T) {
 		{"\"a\xffb\"", "a\ufffdb"},
 		{`"\u0000\/"`, "\x00/"},
 	} {
-		_, f, err := Value([]byte(tc.in), 0, 0)
+		_, f, err := one([]byte(tc.in))
 		if got := Unquote([]byte(tc.in), f); err != nil || got != tc.want {
 			t.Errorf("Unquote(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
@@ -208,19 +200,12 @@ func TestDepthLimit(t *testing.T) {
 		if err := whole([]byte(nest(open, MaxDepth+1))); err == nil || !strings.Contains(err.Error(), "exceeded max depth") {
 			t.Errorf("%s × %d: %v, want the depth error", open, MaxDepth+1, err)
 		}
-		// Containers around the value count.
-		if _, _, err := Value([]byte(nest(open, MaxDepth-2)), 0, 2); err != nil {
-			t.Errorf("%s × %d inside 2: %v", open, MaxDepth-2, err)
-		}
-		if _, _, err := Value([]byte(nest(open, MaxDepth-1)), 0, 2); err == nil {
-			t.Errorf("%s × %d inside 2: accepted", open, MaxDepth-1)
-		}
 	}
 	// A million levels fail at the limit without exhausting the stack.
 	if err := whole([]byte(strings.Repeat("[", 1_000_000))); err == nil {
 		t.Error("a million levels accepted")
 	}
-	// Past 64 levels the kinds go on in the slice: mixed kinds close right.
+	// Past 64 levels the kinds go on in a slice: mixed kinds close right.
 	var b strings.Builder
 	for k := range 200 {
 		if k%3 == 0 {
@@ -237,31 +222,42 @@ func TestDepthLimit(t *testing.T) {
 			b.WriteString("]")
 		}
 	}
-	checkAgainstStd(t, []byte(b.String()))
 	if err := whole([]byte(b.String())); err != nil {
 		t.Errorf("200 mixed levels: %v", err)
 	}
+	checkAgainstStd(t, []byte(b.String()))
 }
 
-// TestStepEvents pins what Step reports with watch 1 on an object, in
-// whichever pieces it comes.
+// TestStepEvents pins what Step reports while watching the members of an
+// object, in whichever pieces it comes.
 func TestStepEvents(t *testing.T) {
 	data := []byte(` {"id":12,"r":{"x":[1,"}"]},"\u006d":true} `)
-	want := "[1:1:0:false " + // the object begins
-		"1:2:1:true 2:6:1:true 1:7:1:false 2:9:1:false " + // "id":12
-		"1:10:1:true 2:13:1:true 1:14:1:false 2:27:1:false " + // "r":{...}
-		"1:28:1:true 2:36:1:true 1:37:1:false 2:41:1:false]" // "\u006d":true
+	want := `[6:1:true:"id" 9:1:false:12 13:1:true:"r" 27:1:false:{"x":[1,"}"]} ` +
+		`36:1:true:"\u006d" 41:1:false:true]`
 	for _, n := range []int{0, 1, 4} {
-		events, end, last := streamed(data, n, 1)
+		events, end, last := streamed(data, n)
 		if fmt.Sprint(events) != want || end != 42 || last != Done {
-			t.Errorf("in pieces of %d: %v, %d, %d\nwant %s, 42, Done", n, events, end, last, want)
+			t.Errorf("in pieces of %d: %s, %d, %d\nwant %s, 42, Done", n, events, end, last, want)
 		}
 	}
-	if events, _, last := streamed(data, 0, -1); len(events) != 0 || last != Done {
-		t.Errorf("watch -1: %v, %d", events, last)
+	// Watching deeper, a container whose members are reported still
+	// reports where it began.
+	data = []byte(`{"a":{"b":1},"c":[2,{"d":3}]}`)
+	var s Scanner
+	var got []string
+	for i := 0; ; {
+		j, ev := s.Step(data, i, 2)
+		if ev != End {
+			break
+		}
+		got = append(got, fmt.Sprintf("%d:%s", s.Depth(), data[s.Start():j]))
+		i = j
+	}
+	if want := `[1:"a" 2:"b" 2:1 1:{"b":1} 1:"c" 2:2 2:{"d":3} 1:[2,{"d":3}]]`; fmt.Sprint(got) != want {
+		t.Errorf("watching 2: %s\nwant %s", got, want)
 	}
 	// An error stops the scanner for good.
-	var s Scanner
+	s = Scanner{}
 	if i, ev := s.Step([]byte(`[1,]`), 0, -1); ev != Error || i != 3 {
 		t.Errorf("[1,]: %d, %d", i, ev)
 	}

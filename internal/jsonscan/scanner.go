@@ -4,32 +4,34 @@ package jsonscan
 type Event uint8
 
 const (
-	// More: the input ran out. Step goes on from there with the next piece.
-	More Event = iota
-	// Begin: a key, or a value, that Step was asked to watch begins at the
-	// returned offset. Depth and Key tell which.
-	Begin
-	// End: the watched key or value ended just before the returned offset.
-	End
-	// Done: the top-level value ended just before the returned offset.
-	Done
-	// Error: the input is not JSON at the returned offset. Step stays
-	// stopped there.
-	Error
+	More  Event = iota // the input ran out: Step goes on with the next piece
+	End                // a watched key or value ended at the returned offset
+	Done               // the top-level value ended at the returned offset
+	Error              // the input is not JSON at the returned offset
 )
 
-// Scanner scans one JSON value, strictly, from input it is fed in pieces
-// of any size: its whole state is in it between calls to Step. The zero
-// value is ready for a top-level value.
+// Scanner scans one JSON value, strictly, from input fed to it in pieces
+// of any size: its whole state is in it between calls to Step. It reports
+// the end of each key and value down to the depth it is asked to watch,
+// which is how a decoder walks the members it wants, and the bytes of the
+// watched token that each call scanned, which is how the id recovery
+// captures a key that two pieces split. The zero value is ready.
 type Scanner struct {
-	state uint8 // what is due, or the kind of token in progress
-	sub   uint8 // progress inside the token: its escape, number state or letters matched
-	key   bool  // the token in progress, begun or ended is an object key
-	begun bool  // Begin was reported for the token at the offset Step resumes at
-	code  code  // why Step stopped with Error
-	lit   byte  // the first letter of the literal in progress
-	outer int   // containers around the value, as counted against MaxDepth
-	level int   // containers open inside it
+	state   uint8 // what is due, or the kind of token in progress
+	sub     uint8 // progress inside the token: its escape, number state or letters matched
+	key     bool  // the token in progress is an object key
+	code    code  // why Step stopped with Error
+	lit     byte  // the first letter of the literal in progress
+	flags   Flags // of the innermost watched token, in progress or ended
+	tokKey  bool  // the innermost watched token is a key
+	partial bool  // Step stopped inside the innermost watched token
+	tokAt   int   // its depth
+	start   int   // where its bytes begin in the last Step's data
+	level   int   // containers open
+
+	// Where the watched containers whose members are watched too began,
+	// by level, so that their End can tell where they began.
+	opens [4]int
 
 	// Bit l is 1 if the container at level l+1 is an object, 0 if it is
 	// an array; past 64 levels, the bits go on in deep.
@@ -45,7 +47,6 @@ const (
 	stKey                      // after ',' in an object
 	stColon                    // after a key
 	stAfter                    // after a value in a container: ',' or its closer
-	stToken                    // at a key or value whose Begin was reported
 	stString
 	stNumber
 	stLiteral
@@ -53,26 +54,59 @@ const (
 	stError
 )
 
-// Depth returns the number of arrays and objects that enclose the key or
-// value of the last Begin or End.
-func (s *Scanner) Depth() int { return s.level }
+// The innermost watched key or value, the one that ended at an End or that
+// a More stopped inside (Partial), is described by:
 
-// Key reports whether the token of the last Begin or End is an object key.
-func (s *Scanner) Key() bool { return s.key }
+// Depth returns the number of arrays and objects around it.
+func (s *Scanner) Depth() int { return s.tokAt }
 
-// Step scans data from offset i until it runs out, the value ends, or the
-// input is found invalid, and returns the offset reached and why it
-// stopped. It also stops at the Begin and End of each key and value that
-// watch or fewer arrays and objects enclose: with watch -1 it reports
-// none; with 1, the top-level value and the keys and values of its
-// members.
+// Key reports whether it is an object key.
+func (s *Scanner) Key() bool { return s.tokKey }
+
+// Start returns the offset in the data of the last call to Step where its
+// bytes begin: where it begins, or where that call began if it began in an
+// earlier piece. (For an array or object whose members are watched too,
+// it is where it began in the piece it began in, and only for the first
+// four levels.)
+func (s *Scanner) Start() int { return s.start }
+
+// Flags returns its flags, once it has ended.
+func (s *Scanner) Flags() Flags { return s.flags }
+
+// Partial reports whether Step stopped for More inside it.
+func (s *Scanner) Partial() bool { return s.partial }
+
+// Complete reports whether the input may end where Step stopped: the
+// top-level value ended, or it is a number that only more digits would
+// go on.
+func (s *Scanner) Complete() bool {
+	return s.state == stDone || s.state == stNumber && s.level == 0 && numComplete(s.sub)
+}
+
+// Err words why the input is not a JSON value, as encoding/json does,
+// once Step stopped at data[i] with Error, or with More and the input ends.
+func (s *Scanner) Err(data []byte, i int) error {
+	switch {
+	case s.state != stError:
+		return ErrEnd
+	case s.code == errLiteral:
+		return literalError(data, i, literal(s.lit), int(s.sub))
+	}
+	return syntaxError(data, i, contexts[s.code])
+}
+
+// Step scans data from offset i until the input runs out, the value ends,
+// the input is found invalid, or a key or value that watch or fewer arrays
+// and objects enclose ends: with watch -1 it reports none; with 1, the
+// members of a top-level object (and the elements of a top-level array).
 //
 // It is written as a threaded state machine, each label a state, so that
-// the whole-buffer Skip runs as fast as a hand-written skipper: the state
-// lives in locals and goes back into s only when Step stops, and the jump
-// table at the top is taken once per call, not once per token.
+// it runs through a whole buffer as fast as a hand-written skipper: the
+// state lives in locals and goes back into s only when Step stops, and the
+// jump table at the top is taken once per call, not once per token.
 func (s *Scanner) Step(data []byte, i, watch int) (int, Event) {
-	state, sub, level, key := s.state, s.sub, s.level, s.key
+	state, sub, level, key, f := s.state, s.sub, s.level, s.key, s.flags
+	s.start = i
 	var (
 		ev  Event
 		c   code
@@ -86,8 +120,6 @@ func (s *Scanner) Step(data []byte, i, watch int) (int, Event) {
 		goto keyOrClose
 	case stKey:
 		goto nextKey
-	case stToken:
-		goto token
 	case stColon:
 		goto colon
 	case stAfter:
@@ -118,22 +150,17 @@ elemOrClose:
 		state = stElemOrClose
 		goto out
 	}
-	if data[i] != ']' {
-		goto token
+	if data[i] == ']' {
+		goto closes
 	}
-	i++
-	level--
-	goto ended
+	goto token
 keyOrClose:
 	if i = Space(data, i); i == len(data) {
 		state = stKeyOrClose
 		goto out
 	}
 	if data[i] == '}' {
-		i++
-		level--
-		key = false
-		goto ended
+		goto closes
 	}
 	goto keyStart
 nextKey:
@@ -149,28 +176,27 @@ keyStart:
 	key = true
 token: // data[i] begins a key or a value
 	if level <= watch {
-		if !s.begun {
-			state, s.begun, ev = stToken, true, Begin
-			goto out
-		}
-		s.begun = false
+		s.start, s.partial, s.tokAt, s.tokKey = i, true, level, key
 	}
 	switch b = data[i]; b {
 	case '"':
 		// Most strings hold no escape and end in the same piece: find
 		// the closing quote without the escape machinery.
-		if i, _ = scanPlain(data, i+1, 0); i < len(data) && data[i] == '"' {
+		if i, f = scanPlain(data, i+1, 0); i < len(data) && data[i] == '"' {
 			i++
 			goto ended
 		}
 		sub = 0
 		goto str
 	case '{', '[':
-		if s.outer+level >= MaxDepth {
+		if level >= MaxDepth {
 			c = errDepth
 			goto fail
 		}
 		s.push(level, b == '{')
+		if level < watch && level < len(s.opens) {
+			s.opens[level] = i
+		}
 		level++
 		i++
 		if b == '{' {
@@ -178,7 +204,7 @@ token: // data[i] begins a key or a value
 		}
 		goto elemOrClose
 	case 't', 'f', 'n':
-		i, sub, s.lit = i+1, 1, b
+		i, sub, s.lit, f = i+1, 1, b, 0
 		goto literal
 	}
 	if b != '-' && !isDigit(b) {
@@ -191,9 +217,13 @@ number:
 		state = stNumber
 		goto stopped
 	}
+	f = 0
+	if sub == numZero || sub == numInt {
+		f = Integer
+	}
 	goto ended
 str:
-	if i, sub, _, c = scanString(data, i, sub, 0); c != done {
+	if i, sub, f, c = scanString(data, i, sub, f); c != done {
 		state = stString
 		goto stopped
 	}
@@ -208,7 +238,21 @@ literal:
 		state = stLiteral
 		goto stopped
 	}
+	goto ended
+closes: // data[i] closes the innermost container
+	i++
+	level--
+	key, f = false, 0
+	if level <= watch {
+		s.tokAt, s.tokKey = level, false
+		if level < watch && level < len(s.opens) {
+			s.start = s.opens[level]
+		}
+	}
 ended: // a token ended, or a container closed
+	if level <= watch {
+		s.partial = false
+	}
 	if key {
 		if level <= watch {
 			state, ev = stColon, End
@@ -238,10 +282,7 @@ after:
 		}
 		goto value
 	case obj && b == '}' || !obj && b == ']':
-		i++
-		level--
-		key = false
-		goto ended
+		goto closes
 	case obj:
 		c = errMember
 	default:
@@ -266,7 +307,7 @@ stopped:
 fail:
 	state, s.code, ev = stError, c, Error
 out:
-	s.state, s.sub, s.level, s.key = state, sub, level, key
+	s.state, s.sub, s.level, s.key, s.flags = state, sub, level, key, f
 	return i, ev
 }
 
@@ -281,38 +322,30 @@ func literal(b byte) string {
 	return "null"
 }
 
-// err words the error Step stopped with at data[i].
-func (s *Scanner) err(data []byte, i int) error {
-	if s.code == errLiteral {
-		return literalError(data, i, literal(s.lit), int(s.sub))
-	}
-	return syntaxError(data, i, contexts[s.code])
-}
-
 // push records the kind of the container opened at level.
 func (s *Scanner) push(level int, object bool) {
-	w, bit := level>>6, uint64(1)<<(level&63)
-	p := &s.kinds
-	if w > 0 {
-		for len(s.deep) < w {
-			s.deep = append(s.deep, 0)
-		}
-		p = &s.deep[w-1]
-	}
+	w, bit := s.kindWord(level), uint64(1)<<(level&63)
 	if object {
-		*p |= bit
+		*w |= bit
 	} else {
-		*p &^= bit
+		*w &^= bit
 	}
 }
 
 // inObject reports whether the innermost of level open containers is an
 // object.
 func (s *Scanner) inObject(level int) bool {
-	l := level - 1
-	w := s.kinds
-	if l >= 64 {
-		w = s.deep[l>>6-1]
+	return *s.kindWord(level - 1)>>((level-1)&63)&1 == 1
+}
+
+// kindWord returns the word that holds the kind of the container opened at
+// level l.
+func (s *Scanner) kindWord(l int) *uint64 {
+	if l < 64 {
+		return &s.kinds
 	}
-	return w>>(l&63)&1 == 1
+	for len(s.deep) < l>>6 {
+		s.deep = append(s.deep, 0)
+	}
+	return &s.deep[l>>6-1]
 }
