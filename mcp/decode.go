@@ -52,85 +52,75 @@ const (
 
 var memberNames = [...]string{"", "jsonrpc", "id", "method", "params", "result", "error", "code", "message", "data"}
 
-// decodeMessage is DecodeMessage's implementation. It watches the members
-// of the message object, and those of an error object while in one.
+// decodeMessage is DecodeMessage's implementation.
 func decodeMessage(data []byte) (*Message, error) {
 	var (
 		m       Message
 		version []byte // the last "jsonrpc" string literal, quotes included
 		semErr  error  // the first wrong-type error; reported only if the JSON is valid
-		sc      jsonscan.Scanner
-		name    member // the member whose value is next
-		errName member // the error object's member whose value is next
 	)
 	i := jsonscan.Space(data, 0)
-	if i == len(data) || data[i] != '{' {
+	if i == len(data) {
+		return nil, decodeError(jsonscan.ErrEnd)
+	}
+	if data[i] != '{' {
 		return nil, decodeNonObject(data, i)
 	}
-	for watch := 1; ; {
-		end, ev := sc.Step(data, i, watch)
-		if ev != jsonscan.End {
-			if ev == jsonscan.Done {
-				i = end
-				break
-			}
-			return nil, decodeError(sc.Err(data, end))
+	i, empty := jsonscan.Open(data, i)
+	for more := !empty; more; {
+		key, kf, start, err := jsonscan.Key(data, i)
+		if err != nil {
+			return nil, decodeError(err)
 		}
-		v, f := data[sc.Start():end:end], sc.Flags()
-		c := v[0]
-		i = end
-		switch {
-		case sc.Depth() == 2 && sc.Key():
+		name, c := lookup(key, kf, memberJSONRPC, memberError), data[start]
+		var end int
+		var f jsonscan.Flags
+		if name == memberError && c == '{' {
 			if m.Error == nil {
 				m.Error = new(Error)
 			}
-			errName = lookup(v[1:len(v)-1], f, memberCode, memberData)
-		case sc.Depth() == 2:
-			decodeErrorMember(m.Error, errName, v, f, &semErr)
-		case sc.Key():
-			name = lookup(v[1:len(v)-1], f, memberJSONRPC, memberError)
-			if name == memberError {
-				watch, errName = 2, memberOther
+			end, err = decodeErrorObject(data, start, m.Error, &semErr)
+		} else {
+			end, f, err = jsonscan.Value(data, start, 1)
+		}
+		if err == nil {
+			i, more, err = jsonscan.Next(data, end, '}')
+		}
+		if err != nil {
+			return nil, decodeError(err)
+		}
+		v := data[start:end:end]
+		switch name {
+		case memberJSONRPC:
+			if isString(c, "jsonrpc", &semErr) {
+				version = v
 			}
-		default:
-			watch = 1
-			switch name {
-			case memberJSONRPC:
-				if isString(c, "jsonrpc", &semErr) {
-					version = v
-				}
-			case memberID:
-				switch {
-				case c == '"':
-					m.ID = StringID(jsonscan.Unquote(v, f))
-				case c == 'n':
-					m.ID = ID{}
-				case c == '-' || isDigit(c):
-					id, ierr := decodeNumberID(v, f&jsonscan.Integer != 0)
-					m.ID = id
-					semErr = firstErr(semErr, ierr)
-				default:
-					semErr = firstErr(semErr, fmt.Errorf("mcp: id %s is neither a string nor an integer", v))
-				}
-			case memberMethod:
-				if isString(c, "method", &semErr) {
-					m.Method = decodeMethod(v, f)
-				}
-			case memberParams:
-				m.Params = v
-			case memberResult:
-				m.Result = v
-			case memberError:
-				switch c {
-				case 'n':
-					m.Error = nil
-				case '{':
-					if m.Error == nil {
-						m.Error = new(Error)
-					}
-				default:
-					semErr = firstErr(semErr, typeError(c, "error", "object"))
-				}
+		case memberID:
+			switch {
+			case c == '"':
+				m.ID = StringID(jsonscan.Unquote(v, f))
+			case c == 'n':
+				m.ID = ID{}
+			case c == '-' || isDigit(c):
+				id, ierr := decodeNumberID(v, f&jsonscan.Integer != 0)
+				m.ID = id
+				semErr = firstErr(semErr, ierr)
+			default:
+				semErr = firstErr(semErr, fmt.Errorf("mcp: id %s is neither a string nor an integer", v))
+			}
+		case memberMethod:
+			if isString(c, "method", &semErr) {
+				m.Method = decodeMethod(v, f)
+			}
+		case memberParams:
+			m.Params = v
+		case memberResult:
+			m.Result = v
+		case memberError:
+			if c == 'n' {
+				m.Error = nil
+			} else if c != '{' {
+				semErr = firstErr(semErr, typeError(c, "error", "object"))
 			}
 		}
 	}
@@ -178,12 +168,11 @@ func decodeMessage(data []byte) (*Message, error) {
 // decoded as an empty message, so it lacks the "jsonrpc" member), or it is
 // some other value that cannot be a message.
 func decodeNonObject(data []byte, i int) error {
-	var sc jsonscan.Scanner
-	end, ev := sc.Step(data, i, -1)
-	if ev == jsonscan.Error || !sc.Complete() {
-		return decodeError(sc.Err(data, end))
+	end, _, err := jsonscan.Value(data, i, 0)
+	if err == nil {
+		err = jsonscan.Finish(data, end)
 	}
-	if err := jsonscan.Finish(data, end); err != nil {
+	if err != nil {
 		return decodeError(err)
 	}
 	if data[i] == 'n' {
@@ -192,25 +181,41 @@ func decodeNonObject(data []byte, i int) error {
 	return decodeError(typeError(data[i], "message", "object"))
 }
 
-// decodeErrorMember decodes the value v of an error object's member name
-// into e, which is nil if the error member is not an object. A value of
-// the wrong type is recorded in *semErr, if it holds no earlier error.
-func decodeErrorMember(e *Error, name member, v []byte, f jsonscan.Flags, semErr *error) {
-	switch c := v[0]; {
-	case e == nil:
-	case name == memberCode:
-		if n, ok := parseInt64(v, f&jsonscan.Integer != 0); ok {
-			e.Code = n
-		} else if c != 'n' {
-			*semErr = firstErr(*semErr, typeError(c, "error.code", "int64"))
+// decodeErrorObject decodes the error object starting at data[i] into e,
+// which may already hold an earlier error member's values, and returns the
+// offset after the object. A member of the wrong type is recorded in
+// *semErr, if it holds no earlier error, and decoding goes on.
+func decodeErrorObject(data []byte, i int, e *Error, semErr *error) (int, error) {
+	i, empty := jsonscan.Open(data, i)
+	for more := !empty; more; {
+		key, kf, start, err := jsonscan.Key(data, i)
+		end, f := start, jsonscan.Flags(0)
+		if err == nil {
+			end, f, err = jsonscan.Value(data, start, 2)
 		}
-	case name == memberMessage:
-		if isString(c, "error.message", semErr) {
-			e.Message = jsonscan.Unquote(v, f)
+		if err == nil {
+			i, more, err = jsonscan.Next(data, end, '}')
 		}
-	case name == memberData:
-		e.Data = v
+		if err != nil {
+			return i, err
+		}
+		v, c := data[start:end:end], data[start]
+		switch lookup(key, kf, memberCode, memberData) {
+		case memberCode:
+			if n, ok := parseInt64(v, f&jsonscan.Integer != 0); ok {
+				e.Code = n
+			} else if c != 'n' {
+				*semErr = firstErr(*semErr, typeError(c, "error.code", "int64"))
+			}
+		case memberMessage:
+			if isString(c, "error.message", semErr) {
+				e.Message = jsonscan.Unquote(v, f)
+			}
+		case memberData:
+			e.Data = v
+		}
 	}
+	return i, nil
 }
 
 // isString reports whether a member value starting with c sets a member

@@ -28,127 +28,176 @@ func DecodeCallToolResult(data []byte, r *CallToolResult) error {
 }
 
 // decodeCallToolResultFast reports false, leaving r in any state, when data
-// is not of the common shape or not valid JSON. It watches the result's
-// members, and while in "content", its blocks and their members.
+// is not of the common shape or not valid JSON.
 func decodeCallToolResultFast(data []byte, r *CallToolResult) bool {
 	i := jsonscan.Space(data, 0)
 	if i == len(data) || data[i] != '{' {
 		return false
 	}
-	var (
-		sc        jsonscan.Scanner
-		seen, bit uint8 // the result's members seen, and the one whose value is next
-		block     Content
-		bseen     uint8   // the block's members seen
-		field     *string // the block's member whose value is next
-		blocks    []Content
-	)
-	for watch := 1; ; {
-		end, ev := sc.Step(data, i, watch)
-		if ev != jsonscan.End {
-			return ev == jsonscan.Done && jsonscan.Finish(data, end) == nil
+	i, empty := jsonscan.Open(data, i)
+	var seen uint8
+	for more := !empty; more; {
+		key, v, ok := plainKey(data, i)
+		if !ok || data[v] == 'n' { // null: leave it to encoding/json
+			return false
 		}
-		v, f := data[sc.Start():end:end], sc.Flags()
-		c := v[0]
-		i = end
-		switch d, key := sc.Depth(), sc.Key(); {
-		case d == 1 && key:
-			if bit = resultMember(v, f); bit == 0 || seen&bit != 0 {
+		var bit uint8
+		var err error
+		switch c := data[v]; string(key) {
+		case "content":
+			bit = 1
+			if i, ok = decodeContentArray(data, v, &r.Content); !ok {
 				return false
 			}
-			seen |= bit
-			if bit == 1 {
-				watch = 3
-			}
-		case d == 1:
-			watch = 1
-			switch {
-			case c == 'n': // null: leave it to encoding/json
-				return false
-			case bit == 1:
-				if c != '[' {
-					return false
-				}
-				if blocks == nil {
-					blocks = []Content{}
-				}
-				r.Content = blocks
-			case bit == 2:
-				r.StructuredContent = json.RawMessage(v)
-			case bit == 4:
-				if c != 't' && c != 'f' {
-					return false
-				}
-				r.IsError = c == 't'
-			case bit == 8:
-				if c != '"' {
-					return false
-				}
-				r.ResultType = jsonscan.Unquote(v, f)
-			}
-		case d == 2: // a content block ended
-			if c != '{' {
+		case "structuredContent":
+			bit = 2
+			i, _, err = jsonscan.Value(data, v, 1)
+			r.StructuredContent = json.RawMessage(data[v:i:i])
+		case "isError":
+			bit = 4
+			if c != 't' && c != 'f' {
 				return false
 			}
-			// Most results hold one block: size for it, grow if there are more.
-			if blocks == nil {
-				blocks = make([]Content, 0, 1)
-			}
-			blocks = append(blocks, block)
-			block, bseen = Content{}, 0
-		case key:
-			var b uint8
-			if b, field = block.member(v, f); field == nil || bseen&b != 0 {
+			i, _, err = jsonscan.Value(data, v, 1)
+			r.IsError = c == 't'
+		case "resultType":
+			bit = 8
+			if c != '"' {
 				return false
 			}
-			bseen |= b
+			var f jsonscan.Flags
+			i, f, err = jsonscan.Value(data, v, 1)
+			r.ResultType = jsonscan.Unquote(data[v:i], f)
 		default:
-			if c != '"' || field == nil { // only string members take the fast path
-				return false
-			}
-			t := ""
-			if field == &block.Type && f == 0 {
-				// The block types are few: name them without allocating.
-				t = knownContentType(v[1 : len(v)-1])
-			}
-			if t == "" {
-				t = jsonscan.Unquote(v, f)
-			}
-			*field, field = t, nil
+			return false
+		}
+		if err != nil || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if i, more, err = jsonscan.Next(data, i, '}'); err != nil {
+			return false
 		}
 	}
+	return jsonscan.Finish(data, i) == nil
 }
 
-// resultMember returns the bit of a result's member that the fast path
-// decodes, from its key, or 0. A key with escapes or non-ASCII bytes is
-// left to encoding/json's case-insensitive matching.
-func resultMember(key []byte, f jsonscan.Flags) uint8 {
-	for k, name := range [...]string{"content", "structuredContent", "isError", "resultType"} {
-		if f == 0 && string(key[1:len(key)-1]) == name {
-			return 1 << k
+// decodeContentArray decodes an array of content blocks of the common shape
+// starting at data[i].
+func decodeContentArray(data []byte, i int, out *[]Content) (int, bool) {
+	if data[i] != '[' {
+		return i, false
+	}
+	i, empty := jsonscan.Open(data, i)
+	if empty {
+		*out = []Content{}
+		return i, true
+	}
+	// Most results hold one block: size for it, grow if there are more.
+	blocks := make([]Content, 0, 1)
+	for more := true; more; {
+		var c Content
+		var ok bool
+		if i, ok = decodeContent(data, i, &c); !ok {
+			return i, false
+		}
+		blocks = append(blocks, c)
+		var err error
+		if i, more, err = jsonscan.Next(data, i, ']'); err != nil {
+			return i, false
 		}
 	}
-	return 0
+	*out = blocks
+	return i, true
 }
 
-// member returns the bit and the field of a block's member that the fast
-// path decodes, from its key, or a nil field.
-func (c *Content) member(key []byte, f jsonscan.Flags) (uint8, *string) {
-	fields := [...]*string{&c.Type, &c.Text, &c.MIMEType, &c.Data, &c.URI, &c.Name, &c.Title, &c.Description}
-	for k, name := range [...]string{"type", "text", "mimeType", "data", "uri", "name", "title", "description"} {
-		if f == 0 && string(key[1:len(key)-1]) == name {
-			return 1 << k, fields[k]
+// decodeContent decodes one content block whose members are all strings
+// among the common ones.
+func decodeContent(data []byte, i int, c *Content) (int, bool) {
+	if i == len(data) || data[i] != '{' {
+		return i, false
+	}
+	i, empty := jsonscan.Open(data, i)
+	var seen uint8
+	for more := !empty; more; {
+		key, v, ok := plainKey(data, i)
+		if !ok || data[v] != '"' { // only string members take the fast path
+			return i, false
+		}
+		end, f, err := jsonscan.Value(data, v, 3)
+		if err != nil {
+			return i, false
+		}
+		lit := data[v:end]
+		var dst *string
+		var bit uint8
+		switch string(key) {
+		case "type":
+			bit, dst = 1, &c.Type
+			// The block types are few: name them without allocating.
+			if f == 0 {
+				if t := knownContentType(lit[1 : len(lit)-1]); t != "" {
+					c.Type = t
+					dst = nil
+				}
+			}
+		case "text":
+			bit, dst = 2, &c.Text
+		case "mimeType":
+			bit, dst = 4, &c.MIMEType
+		case "data":
+			bit, dst = 8, &c.Data
+		case "uri":
+			bit, dst = 16, &c.URI
+		case "name":
+			bit, dst = 32, &c.Name
+		case "title":
+			bit, dst = 64, &c.Title
+		case "description":
+			bit, dst = 128, &c.Description
+		default:
+			return i, false
+		}
+		if seen&bit != 0 {
+			return i, false
+		}
+		seen |= bit
+		if dst != nil {
+			*dst = jsonscan.Unquote(lit, f)
+		}
+		if i, more, err = jsonscan.Next(data, end, '}'); err != nil {
+			return i, false
 		}
 	}
-	return 0, nil
+	return i, true
+}
+
+// plainKey reads an object member's key at data[i] and the colon after it,
+// and returns the key and the offset of the value. It declines (ok false) a
+// key with escapes or non-ASCII bytes, which the fast path leaves to
+// encoding/json's case-insensitive matching.
+func plainKey(data []byte, i int) (key []byte, value int, ok bool) {
+	key, f, value, err := jsonscan.Key(data, i)
+	return key, value, err == nil && f == 0
 }
 
 // knownContentType returns the constant for a known block type, or "".
 func knownContentType(b []byte) string {
-	for _, t := range [...]string{ContentText, ContentImage, ContentAudio, ContentResourceLink, ContentResource, ContentToolUse, ContentToolResult} {
-		if string(b) == t {
-			return t
-		}
+	switch string(b) { // compiled to comparisons: no allocation
+	case ContentText:
+		return ContentText
+	case ContentImage:
+		return ContentImage
+	case ContentAudio:
+		return ContentAudio
+	case ContentResourceLink:
+		return ContentResourceLink
+	case ContentResource:
+		return ContentResource
+	case ContentToolUse:
+		return ContentToolUse
+	case ContentToolResult:
+		return ContentToolResult
 	}
 	return ""
 }

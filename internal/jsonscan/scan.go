@@ -8,17 +8,22 @@
 // once; the decoders keep only which members they look at and what they
 // make of them.
 //
-// One state machine serves whole buffers and streams. A Scanner holds all
-// its state between calls to Step, so it can stop wherever a piece of
-// input ends and go on with the next; it stops as well at the end of each
-// key and value down to the depth it is asked to watch. A decoder runs it
-// once over a buffer and reads the members off those stops; the id
-// recovery feeds it the chunks of a line. The state: inside a token, the
-// escape in progress in a string (a backslash just read, or how many \u
-// hex digits are due), the part of a number reached, or how much of a
-// literal has matched; around tokens, what is due next (a value, a key, a
-// colon, a comma or a closer) and the kinds of the open containers, as a
-// bit stack.
+// One state machine serves whole buffers and streams. Each token scanner
+// (scanString, scanNumber, scanLiteral) takes its state and returns it, so
+// that it can stop where a piece of input ends and go on with the next. A
+// Scanner strings them into values, with the open containers, over as many
+// pieces as it is fed, and stops as well at the end of each key and value
+// down to a depth it is asked to watch: that is the id recovery's view of a
+// line. The decoders walk their own objects with Open, Key and Next, and
+// scan each member with Value: a string or a number by its token scanner
+// at once (most members are one), anything else by a Scanner. Whole-buffer
+// use reads "out of input" as ErrEnd, except after a complete number.
+//
+// The state: inside a token, the escape in progress in a string (a
+// backslash just read, or how many \u hex digits are due), the part of a
+// number reached, or how much of a literal has matched; around tokens,
+// what is due next (a value, a key, a colon, a comma or a closer) and the
+// kinds of the open containers, as a bit stack.
 //
 // The rules are encoding/json's (v1), to which each decoder built on this
 // is held by a differential fuzz test:
@@ -59,7 +64,8 @@ const (
 )
 
 // A code is a token scanner's outcome. Errors are codes rather than error
-// values so that scanning allocates nothing; Scanner.Err words them.
+// values so that scanning allocates nothing; wholeErr and Scanner.Err word
+// them.
 type code uint8
 
 const (
@@ -95,6 +101,18 @@ var contexts = [...]string{
 	errDepth:    "exceeded max depth",
 }
 
+// wholeErr turns the code of a token that failed in a whole buffer into an
+// error: there, running out of input is the end of it. It is kept out of
+// line, away from the callers' hot paths.
+//
+//go:noinline
+func wholeErr(data []byte, i int, c code) error {
+	if c == more {
+		return ErrEnd
+	}
+	return syntaxError(data, i, contexts[c])
+}
+
 // Space returns the offset of the first byte at or after i that is not
 // JSON white space.
 func Space(data []byte, i int) int {
@@ -109,6 +127,63 @@ func Space(data []byte, i int) int {
 	return i
 }
 
+// Open steps into the array or object whose opening bracket is data[i].
+// It returns the offset of the first element or key, or, if there is none,
+// the offset after the closing bracket and true.
+func Open(data []byte, i int) (int, bool) {
+	closer := data[i] + 2 // ']' is '[' + 2, and '}' is '{' + 2
+	i = Space(data, i+1)
+	if i < len(data) && data[i] == closer {
+		return i + 1, true
+	}
+	return i, false
+}
+
+// Key reads the object key at data[i] and the colon after it. It returns
+// the key's contents (between the quotes, still escaped) and flags, and
+// the offset of the member's value, which is inside data.
+func Key(data []byte, i int) (key []byte, f Flags, value int, err error) {
+	if i == len(data) {
+		return nil, 0, i, ErrEnd
+	}
+	if data[i] != '"' {
+		return nil, 0, i, syntaxError(data, i, contexts[errKey])
+	}
+	end, f, err := scanWhole(data, i)
+	if err != nil {
+		return nil, 0, end, err
+	}
+	key = data[i+1 : end-1]
+	if i = Space(data, end); i == len(data) {
+		return nil, 0, i, ErrEnd
+	}
+	if data[i] != ':' {
+		return nil, 0, i, syntaxError(data, i, contexts[errColon])
+	}
+	if i = Space(data, i+1); i == len(data) {
+		return nil, 0, i, ErrEnd
+	}
+	return key, f, i, nil
+}
+
+// Next reads what follows an element or member of the container that
+// closer ends: past a comma, it returns the offset of the next one and
+// true; past the closer, the offset after it and false.
+func Next(data []byte, i int, closer byte) (int, bool, error) {
+	i = Space(data, i)
+	switch {
+	case i == len(data):
+		return i, false, ErrEnd
+	case data[i] == ',':
+		return Space(data, i+1), true, nil
+	case data[i] == closer:
+		return i + 1, false, nil
+	case closer == '}':
+		return i, false, syntaxError(data, i, contexts[errMember])
+	}
+	return i, false, syntaxError(data, i, contexts[errElement])
+}
+
 // Finish checks that nothing but white space follows the top-level value,
 // which ended at offset i.
 func Finish(data []byte, i int) error {
@@ -116,6 +191,60 @@ func Finish(data []byte, i int) error {
 		return syntaxError(data, i, "after top-level value")
 	}
 	return nil
+}
+
+// Value scans the value starting at data[i], inside depth arrays and
+// objects, and returns the offset after it and, for a string, its flags,
+// or for an integer (no fraction, no exponent), Integer. Strings and
+// numbers, the usual members, are scanned here; any other value by a
+// Scanner.
+func Value(data []byte, i, depth int) (int, Flags, error) {
+	if i == len(data) {
+		return i, 0, ErrEnd
+	}
+	switch b := data[i]; {
+	case b == '"':
+		return scanWhole(data, i)
+	case b == '-' || isDigit(b):
+		end, st, c := scanNumber(data, i, numStart)
+		if c == done || c == more && numComplete(st) {
+			var f Flags
+			if st == numZero || st == numInt {
+				f = Integer
+			}
+			return end, f, nil
+		}
+		return end, 0, wholeErr(data, end, c)
+	}
+	s := Scanner{outer: depth}
+	end, ev := s.Step(data, i, -1)
+	switch ev {
+	case Done:
+		return end, 0, nil
+	case More:
+		return end, 0, ErrEnd
+	}
+	return end, 0, s.Err(data, end)
+}
+
+// scanWhole scans the string literal whose opening quote is data[i] in a
+// whole buffer. Most strings hold no escape: it finds their closing quote
+// without the escape machinery.
+func scanWhole(data []byte, i int) (int, Flags, error) {
+	end, f := scanPlain(data, i+1, 0)
+	c := errString
+	switch {
+	case end == len(data):
+		c = more
+	case data[end] == '"':
+		return end + 1, f, nil
+	case data[end] == '\\':
+		end, _, f, c = scanString(data, end+1, escBackslash, f|Escaped)
+	}
+	if c != done {
+		return end, f, wholeErr(data, end, c)
+	}
+	return end, f, nil
 }
 
 // escBackslash is a string's escape state just after a backslash; 1 to 4

@@ -20,14 +20,7 @@ func whole(data []byte) error {
 
 // one scans the value at the start of data and returns where it ends and
 // its flags.
-func one(data []byte) (int, Flags, error) {
-	var s Scanner
-	end, ev := s.Step(data, 0, 0)
-	if ev != Done && !s.Complete() {
-		return end, 0, s.Err(data, end)
-	}
-	return end, s.Flags(), nil
-}
+func one(data []byte) (int, Flags, error) { return Value(data, 0, 0) }
 
 // streamed scans data fed in pieces of n bytes (all at once if n is zero),
 // watching depth 1, and returns each End with its offset and the bytes of
@@ -240,29 +233,68 @@ func TestStepEvents(t *testing.T) {
 			t.Errorf("in pieces of %d: %s, %d, %d\nwant %s, 42, Done", n, events, end, last, want)
 		}
 	}
-	// Watching deeper, a container whose members are reported still
-	// reports where it began.
-	data = []byte(`{"a":{"b":1},"c":[2,{"d":3}]}`)
-	var s Scanner
-	var got []string
-	for i := 0; ; {
-		j, ev := s.Step(data, i, 2)
-		if ev != End {
-			break
-		}
-		got = append(got, fmt.Sprintf("%d:%s", s.Depth(), data[s.Start():j]))
-		i = j
-	}
-	if want := `[1:"a" 2:"b" 2:1 1:{"b":1} 1:"c" 2:2 2:{"d":3} 1:[2,{"d":3}]]`; fmt.Sprint(got) != want {
-		t.Errorf("watching 2: %s\nwant %s", got, want)
-	}
 	// An error stops the scanner for good.
-	s = Scanner{}
+	var s Scanner
 	if i, ev := s.Step([]byte(`[1,]`), 0, -1); ev != Error || i != 3 {
 		t.Errorf("[1,]: %d, %d", i, ev)
 	}
 	if _, ev := s.Step([]byte(`[]`), 0, -1); ev != Error {
 		t.Errorf("after an error: %d", ev)
+	}
+}
+
+// TestWholeBuffer walks an object as the decoders do.
+func TestWholeBuffer(t *testing.T) {
+	data := []byte(` { "a\n" : 1.5 , "b":[ ] , "c":{"d":[true]}}`)
+	i, empty := Open(data, 1)
+	var got []string
+	for more := !empty; more; {
+		key, kf, v, err := Key(data, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, f, err := Value(data, v, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s/%v=%s/%v", key, kf, data[v:end], f))
+		if i, more, err = Next(data, end, '}'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := `[a\n/1=1.5/0 b/0=[ ]/0 c/0={"d":[true]}/0]`; fmt.Sprint(got) != want || Finish(data, i) != nil {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`{"a" 1}`, "after object key"},
+		{`{"a":1 2}`, "after object key:value pair"},
+		{`{1}`, "looking for beginning of object key string"},
+		{`{"a":[1 2]}`, "after array element"},
+		{`{"a":`, "unexpected end"},
+		{`{"a"`, "unexpected end"},
+	} {
+		data := []byte(tc.in)
+		i, _ := Open(data, 0)
+		_, _, v, err := Key(data, i)
+		if err == nil {
+			var end int
+			if end, _, err = Value(data, v, 1); err == nil {
+				_, _, err = Next(data, end, '}')
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	// Value counts the containers around it against the limit.
+	if _, _, err := Value([]byte(nest("[", MaxDepth-2)), 0, 2); err != nil {
+		t.Errorf("%d levels inside 2: %v", MaxDepth-2, err)
+	}
+	if _, _, err := Value([]byte(nest("[", MaxDepth-1)), 0, 2); err == nil {
+		t.Errorf("%d levels inside 2 accepted", MaxDepth-1)
 	}
 }
 

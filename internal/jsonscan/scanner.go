@@ -13,25 +13,21 @@ const (
 // Scanner scans one JSON value, strictly, from input fed to it in pieces
 // of any size: its whole state is in it between calls to Step. It reports
 // the end of each key and value down to the depth it is asked to watch,
-// which is how a decoder walks the members it wants, and the bytes of the
-// watched token that each call scanned, which is how the id recovery
-// captures a key that two pieces split. The zero value is ready.
+// and the bytes of the watched token that each call scanned, which is how
+// the id recovery captures a key that two pieces split. Value uses it for
+// arrays and objects. The zero value is ready for a top-level value.
 type Scanner struct {
 	state   uint8 // what is due, or the kind of token in progress
 	sub     uint8 // progress inside the token: its escape, number state or letters matched
 	key     bool  // the token in progress is an object key
 	code    code  // why Step stopped with Error
 	lit     byte  // the first letter of the literal in progress
-	flags   Flags // of the innermost watched token, in progress or ended
 	tokKey  bool  // the innermost watched token is a key
 	partial bool  // Step stopped inside the innermost watched token
 	tokAt   int   // its depth
 	start   int   // where its bytes begin in the last Step's data
 	level   int   // containers open
-
-	// Where the watched containers whose members are watched too began,
-	// by level, so that their End can tell where they began.
-	opens [4]int
+	outer   int   // containers around the value, as counted against MaxDepth
 
 	// Bit l is 1 if the container at level l+1 is an object, 0 if it is
 	// an array; past 64 levels, the bits go on in deep.
@@ -65,13 +61,9 @@ func (s *Scanner) Key() bool { return s.tokKey }
 
 // Start returns the offset in the data of the last call to Step where its
 // bytes begin: where it begins, or where that call began if it began in an
-// earlier piece. (For an array or object whose members are watched too,
-// it is where it began in the piece it began in, and only for the first
-// four levels.)
+// earlier piece. (An array or object whose own members are watched is the
+// exception: its Start is that of its last watched member.)
 func (s *Scanner) Start() int { return s.start }
-
-// Flags returns its flags, once it has ended.
-func (s *Scanner) Flags() Flags { return s.flags }
 
 // Partial reports whether Step stopped for More inside it.
 func (s *Scanner) Partial() bool { return s.partial }
@@ -105,7 +97,7 @@ func (s *Scanner) Err(data []byte, i int) error {
 // state lives in locals and goes back into s only when Step stops, and the
 // jump table at the top is taken once per call, not once per token.
 func (s *Scanner) Step(data []byte, i, watch int) (int, Event) {
-	state, sub, level, key, f := s.state, s.sub, s.level, s.key, s.flags
+	state, sub, level, key := s.state, s.sub, s.level, s.key
 	s.start = i
 	var (
 		ev  Event
@@ -182,21 +174,18 @@ token: // data[i] begins a key or a value
 	case '"':
 		// Most strings hold no escape and end in the same piece: find
 		// the closing quote without the escape machinery.
-		if i, f = scanPlain(data, i+1, 0); i < len(data) && data[i] == '"' {
+		if i, _ = scanPlain(data, i+1, 0); i < len(data) && data[i] == '"' {
 			i++
 			goto ended
 		}
 		sub = 0
 		goto str
 	case '{', '[':
-		if level >= MaxDepth {
+		if s.outer+level >= MaxDepth {
 			c = errDepth
 			goto fail
 		}
 		s.push(level, b == '{')
-		if level < watch && level < len(s.opens) {
-			s.opens[level] = i
-		}
 		level++
 		i++
 		if b == '{' {
@@ -204,7 +193,7 @@ token: // data[i] begins a key or a value
 		}
 		goto elemOrClose
 	case 't', 'f', 'n':
-		i, sub, s.lit, f = i+1, 1, b, 0
+		i, sub, s.lit = i+1, 1, b
 		goto literal
 	}
 	if b != '-' && !isDigit(b) {
@@ -217,13 +206,9 @@ number:
 		state = stNumber
 		goto stopped
 	}
-	f = 0
-	if sub == numZero || sub == numInt {
-		f = Integer
-	}
 	goto ended
 str:
-	if i, sub, f, c = scanString(data, i, sub, f); c != done {
+	if i, sub, _, c = scanString(data, i, sub, 0); c != done {
 		state = stString
 		goto stopped
 	}
@@ -242,12 +227,9 @@ literal:
 closes: // data[i] closes the innermost container
 	i++
 	level--
-	key, f = false, 0
+	key = false
 	if level <= watch {
 		s.tokAt, s.tokKey = level, false
-		if level < watch && level < len(s.opens) {
-			s.start = s.opens[level]
-		}
 	}
 ended: // a token ended, or a container closed
 	if level <= watch {
@@ -307,7 +289,7 @@ stopped:
 fail:
 	state, s.code, ev = stError, c, Error
 out:
-	s.state, s.sub, s.level, s.key, s.flags = state, sub, level, key, f
+	s.state, s.sub, s.level, s.key = state, sub, level, key
 	return i, ev
 }
 
