@@ -1,6 +1,10 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/tako-mcp/tako/internal/jsonscan"
+)
 
 // DecodeCallToolResult decodes a tools/call result into r, as json.Unmarshal
 // would, with the raw members (StructuredContent) aliasing data.
@@ -26,154 +30,105 @@ func DecodeCallToolResult(data []byte, r *CallToolResult) error {
 // decodeCallToolResultFast reports false, leaving r in any state, when data
 // is not of the common shape or not valid JSON.
 func decodeCallToolResultFast(data []byte, r *CallToolResult) bool {
-	i := skipSpace(data, 0)
+	i := jsonscan.Space(data, 0)
 	if i == len(data) || data[i] != '{' {
 		return false
 	}
-	i = skipSpace(data, i+1)
+	i, empty := jsonscan.Open(data, i)
 	var seen uint8
-	if i < len(data) && data[i] == '}' {
-		i++
-	} else {
-		for {
-			key, next, ok := plainKey(data, i)
-			if !ok {
+	for more := !empty; more; {
+		key, v, ok := plainKey(data, i)
+		if !ok || data[v] == 'n' { // null: leave it to encoding/json
+			return false
+		}
+		var bit uint8
+		var err error
+		switch c := data[v]; string(key) {
+		case "content":
+			bit = 1
+			if i, ok = decodeContentArray(data, v, &r.Content); !ok {
 				return false
 			}
-			i = next
-			var err error
-			if i == len(data) || data[i] == 'n' { // null: leave it to encoding/json
+		case "structuredContent":
+			bit = 2
+			i, _, err = jsonscan.Value(data, v, 1)
+			r.StructuredContent = json.RawMessage(data[v:i:i])
+		case "isError":
+			bit = 4
+			if c != 't' && c != 'f' {
 				return false
 			}
-			var bit uint8
-			switch string(key) {
-			case "content":
-				bit = 1
-				if i, err = decodeContentArray(data, i, &r.Content); err != nil {
-					return false
-				}
-			case "structuredContent":
-				bit = 2
-				v := i
-				if i, err = skipValue(data, i, 1); err != nil {
-					return false
-				}
-				r.StructuredContent = json.RawMessage(data[v:i:i])
-			case "isError":
-				bit = 4
-				switch data[i] {
-				case 't':
-					i, err = scanLiteral(data, i, "true")
-					r.IsError = true
-				case 'f':
-					i, err = scanLiteral(data, i, "false")
-				default:
-					return false
-				}
-				if err != nil {
-					return false
-				}
-			case "resultType":
-				bit = 8
-				if data[i] != '"' {
-					return false
-				}
-				v := i
-				end, f, err := scanString(data, i)
-				if err != nil {
-					return false
-				}
-				r.ResultType, i = decodeString(data[v:end], f), end
-			default:
+			i, _, err = jsonscan.Value(data, v, 1)
+			r.IsError = c == 't'
+		case "resultType":
+			bit = 8
+			if c != '"' {
 				return false
 			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			i = skipSpace(data, i)
-			if i == len(data) {
-				return false
-			}
-			if data[i] == '}' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return false
-			}
-			i = skipSpace(data, i+1)
+			var f jsonscan.Flags
+			i, f, err = jsonscan.Value(data, v, 1)
+			r.ResultType = jsonscan.Unquote(data[v:i], f)
+		default:
+			return false
+		}
+		if err != nil || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if i, more, err = jsonscan.Next(data, i, '}'); err != nil {
+			return false
 		}
 	}
-	return skipSpace(data, i) == len(data)
+	return jsonscan.Finish(data, i) == nil
 }
 
 // decodeContentArray decodes an array of content blocks of the common shape
 // starting at data[i].
-func decodeContentArray(data []byte, i int, out *[]Content) (int, error) {
+func decodeContentArray(data []byte, i int, out *[]Content) (int, bool) {
 	if data[i] != '[' {
-		return i, errFallback
+		return i, false
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
+	i, empty := jsonscan.Open(data, i)
+	if empty {
 		*out = []Content{}
-		return i + 1, nil
+		return i, true
 	}
 	// Most results hold one block: size for it, grow if there are more.
 	blocks := make([]Content, 0, 1)
-	for {
+	for more := true; more; {
 		var c Content
-		var err error
-		if i, err = decodeContent(data, i, &c); err != nil {
-			return i, err
+		var ok bool
+		if i, ok = decodeContent(data, i, &c); !ok {
+			return i, false
 		}
 		blocks = append(blocks, c)
-		i = skipSpace(data, i)
-		if i == len(data) {
-			return i, errFallback
+		var err error
+		if i, more, err = jsonscan.Next(data, i, ']'); err != nil {
+			return i, false
 		}
-		if data[i] == ']' {
-			*out = blocks
-			return i + 1, nil
-		}
-		if data[i] != ',' {
-			return i, errFallback
-		}
-		i = skipSpace(data, i+1)
 	}
+	*out = blocks
+	return i, true
 }
-
-// errFallback stops the fast path; the caller then uses encoding/json,
-// which reports any real error itself.
-var errFallback = errEnd
 
 // decodeContent decodes one content block whose members are all strings
 // among the common ones.
-func decodeContent(data []byte, i int, c *Content) (int, error) {
+func decodeContent(data []byte, i int, c *Content) (int, bool) {
 	if i == len(data) || data[i] != '{' {
-		return i, errFallback
+		return i, false
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return i + 1, nil
-	}
+	i, empty := jsonscan.Open(data, i)
 	var seen uint8
-	for {
-		key, next, ok := plainKey(data, i)
-		if !ok {
-			return i, errFallback
+	for more := !empty; more; {
+		key, v, ok := plainKey(data, i)
+		if !ok || data[v] != '"' { // only string members take the fast path
+			return i, false
 		}
-		i = next
-		if i == len(data) || data[i] != '"' {
-			return i, errFallback // only string members take the fast path
-		}
-		v := i
-		end, f, err := scanString(data, i)
+		end, f, err := jsonscan.Value(data, v, 3)
 		if err != nil {
-			return i, errFallback
+			return i, false
 		}
 		lit := data[v:end]
-		i = end
 		var dst *string
 		var bit uint8
 		switch string(key) {
@@ -201,27 +156,20 @@ func decodeContent(data []byte, i int, c *Content) (int, error) {
 		case "description":
 			bit, dst = 128, &c.Description
 		default:
-			return i, errFallback
+			return i, false
 		}
 		if seen&bit != 0 {
-			return i, errFallback
+			return i, false
 		}
 		seen |= bit
 		if dst != nil {
-			*dst = decodeString(lit, f)
+			*dst = jsonscan.Unquote(lit, f)
 		}
-		i = skipSpace(data, i)
-		if i == len(data) {
-			return i, errFallback
+		if i, more, err = jsonscan.Next(data, end, '}'); err != nil {
+			return i, false
 		}
-		if data[i] == '}' {
-			return i + 1, nil
-		}
-		if data[i] != ',' {
-			return i, errFallback
-		}
-		i = skipSpace(data, i+1)
 	}
+	return i, true
 }
 
 // plainKey reads an object member's key at data[i] and the colon after it,
@@ -229,19 +177,8 @@ func decodeContent(data []byte, i int, c *Content) (int, error) {
 // key with escapes or non-ASCII bytes, which the fast path leaves to
 // encoding/json's case-insensitive matching.
 func plainKey(data []byte, i int) (key []byte, value int, ok bool) {
-	if i == len(data) || data[i] != '"' {
-		return nil, i, false
-	}
-	end, f, err := scanString(data, i)
-	if err != nil || f != 0 {
-		return nil, i, false
-	}
-	key = data[i+1 : end-1]
-	i = skipSpace(data, end)
-	if i == len(data) || data[i] != ':' {
-		return nil, i, false
-	}
-	return key, skipSpace(data, i+1), true
+	key, f, value, err := jsonscan.Key(data, i)
+	return key, value, err == nil && f == 0
 }
 
 // knownContentType returns the constant for a known block type, or "".

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/tako-mcp/tako/internal/jsonscan"
 )
 
 // wireMessage is the union of every field a JSON-RPC message may carry: the
@@ -355,11 +357,11 @@ func TestDecodeMatchesStd(t *testing.T) {
 func TestDecodeNestingLimit(t *testing.T) {
 	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	// The message object is one level, so its result may hold 9999.
-	if _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + nest(maxNestingDepth-1) + `}`)); err != nil {
-		t.Errorf("%d levels: %v", maxNestingDepth, err)
+	if _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + nest(jsonscan.MaxDepth-1) + `}`)); err != nil {
+		t.Errorf("%d levels: %v", jsonscan.MaxDepth, err)
 	}
-	if _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + nest(maxNestingDepth) + `}`)); err == nil {
-		t.Errorf("%d levels accepted", maxNestingDepth+1)
+	if _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + nest(jsonscan.MaxDepth) + `}`)); err == nil {
+		t.Errorf("%d levels accepted", jsonscan.MaxDepth+1)
 	}
 	// A million levels is refused without exhausting the stack.
 	if _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + nest(1_000_000) + `}`)); err == nil {

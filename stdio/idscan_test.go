@@ -69,6 +69,10 @@ func TestScanID(t *testing.T) {
 		{`{"id":1,"id":{}}`, mcp.ID{}, false},
 		{`{"id":1e3}`, mcp.Int64ID(1000), false},
 		{`[{"id":1}]`, mcp.ID{}, false},
+		// Invalid JSON: the scan stops at the first error, with what it
+		// found before it.
+		{`{"id":1,"x":tru,"id":2}`, mcp.Int64ID(1), false},
+		{`{"method":"m","id":3 4}`, mcp.Int64ID(3), true},
 	} {
 		for _, n := range []int{0, 1, 3} {
 			id, req := scanAll([]byte(tc.in), n)
