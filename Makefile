@@ -36,7 +36,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzAppendJSONString \
 	./mcp:FuzzDecodeMatchesStd \
 	./mcp:FuzzDecodeCallToolResult \
-	./stdio:FuzzScanID \
+	./mcp:FuzzScanID \
 	./streamablehttp:FuzzEventReader \
 	./streamablehttp:FuzzParseEvent \
 	./streamablehttp:FuzzEncodeHeaderValue \

@@ -57,7 +57,6 @@ func TestFaults(t *testing.T) {
 				}
 			},
 				transporttest.FaultNotApplicable(transporttest.FaultSessionExpired, "stdio has no sessions: the process is the session"),
-				transporttest.FaultKnownDefect(transporttest.FaultUndecodable, "an undecodable response with a valid id hangs its call on stdio, see issue 11 point 6"),
 			)
 		})
 	}

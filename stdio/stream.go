@@ -314,10 +314,25 @@ func (f *framer) readLines() error {
 		if f.long.n > 0 {
 			line, owned = f.long.join(chunk), true
 		}
+		if err != nil && !bytes.HasSuffix(chunk, []byte{'\n'}) && len(bytes.TrimSpace(line)) > 0 && len(line) <= f.max {
+			// The stream ended without a newline. A whole message is
+			// delivered; anything else is a connection cut inside a line,
+			// not a malformed message, so no call is failed on its
+			// account: the end of the stream fails them all as lost.
+			msg, derr := mcp.DecodeMessage(line)
+			if derr != nil {
+				f.log.Warn("stdio: the stream ended inside a line", "bytes", len(line))
+				return err
+			}
+			if !f.deliver(inbound{msg: msg}) {
+				return errDelivery
+			}
+			return err
+		}
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		if len(line) > f.max {
-			var sc idScanner
-			sc.feed(line)
+			var sc mcp.IDScanner
+			sc.Feed(line)
 			if !f.deliver(f.tooLarge(&sc, int64(len(line)))) {
 				return errDelivery
 			}
@@ -334,16 +349,16 @@ func (f *framer) readLines() error {
 // id scanner as it goes, then reports it. What was read of it so far is in
 // f.long and chunk.
 func (f *framer) discard(chunk []byte) error {
-	var sc idScanner
+	var sc mcp.IDScanner
 	size := int64(f.long.n + len(chunk))
-	f.long.drain(sc.feed)
-	sc.feed(chunk)
+	f.long.drain(sc.Feed)
+	sc.Feed(chunk)
 	for {
 		chunk, err := f.br.ReadSlice('\n')
 		if err == nil {
 			chunk = chunk[:len(chunk)-1]
 		}
-		sc.feed(chunk)
+		sc.Feed(chunk)
 		size += int64(len(chunk))
 		if err == bufio.ErrBufferFull {
 			continue
@@ -355,8 +370,8 @@ func (f *framer) discard(chunk []byte) error {
 	}
 }
 
-func (f *framer) tooLarge(sc *idScanner, size int64) inbound {
-	id, request := sc.result()
+func (f *framer) tooLarge(sc *mcp.IDScanner, size int64) inbound {
+	id, request := sc.Result()
 	te := &TooLargeError{Size: size, Limit: f.max, ID: id, Request: request}
 	me := &transport.MessageError{Err: te}
 	if !request {
@@ -479,26 +494,21 @@ func (f *framer) handleBatch(line []byte) bool {
 }
 
 // badMessage decides what to do with a line DecodeMessage refused. A line
-// that is a JSON-RPC 2.0 response with a usable id (but, say, a malformed
-// error object) becomes a MessageError for that id, so the call fails now
-// instead of timing out. Anything else (not JSON at all: a server printing
-// to stdout; JSON that is not JSON-RPC: a log record) is logged and skipped,
+// that is a response gone wrong (an id, a "jsonrpc", "result" or "error"
+// member, no "method": a wrong jsonrpc version, a bad escape, nesting past
+// the decoder's limit, a malformed error object) becomes a MessageError
+// for that id wrapping transport.ErrProtocol, so the call fails now instead
+// of at its deadline. Anything else (not JSON at all: a server printing to
+// stdout; JSON that is not JSON-RPC: a log record) is logged and skipped,
 // as the checklist asks (§3.3).
 func (f *framer) badMessage(line []byte, err error) (inbound, bool) {
+	if id, ok := mcp.ResponseID(line); ok {
+		f.log.Warn("stdio: malformed response", "id", id.String(), "error", err)
+		return inbound{err: &transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)}}, true
+	}
 	if !json.Valid(line) {
 		f.log.Warn("stdio: skipped a line that is not JSON", "bytes", len(line), "line", preview(line))
 		return inbound{}, false
-	}
-	var env struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
-	}
-	var id mcp.ID
-	if json.Unmarshal(line, &env) == nil && env.JSONRPC == "2.0" && env.Method == nil &&
-		id.UnmarshalJSON(env.ID) == nil && id.IsValid() {
-		f.log.Warn("stdio: malformed response", "id", id.String(), "error", err)
-		return inbound{err: &transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)}}, true
 	}
 	f.log.Warn("stdio: skipped a JSON line that is not a JSON-RPC message", "bytes", len(line), "error", err, "line", preview(line))
 	return inbound{}, false

@@ -130,9 +130,10 @@ func TestStreamTooLarge(t *testing.T) {
 	}
 }
 
-// A response that is JSON-RPC but malformed fails its own call instead of
-// being skipped (the call would otherwise wait for its timeout); other bad
-// lines are skipped.
+// A response that is JSON-RPC but malformed (a wrong jsonrpc version
+// included: "an undecodable response with a valid id hangs its call")
+// fails its own call instead of being skipped (the call would otherwise
+// wait for its timeout); other bad lines are skipped.
 func TestStreamMalformedResponse(t *testing.T) {
 	c, w := rawPeer(t, stdio.StreamOptions{})
 	done := feed(w, `{"jsonrpc":"2.0","id":4,"result":{},"error":"not an object"}`+"\n"+
@@ -141,7 +142,7 @@ func TestStreamMalformedResponse(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"result":{}}`+"\r\n"+
 		`{"jsonrpc":"2.0","id":8,"result":{}}`) // no newline before EOF
 	ctx := context.Background()
-	for _, id := range []int64{4, 5} {
+	for _, id := range []int64{4, 5, 6} {
 		_, err := c.Read(ctx)
 		var me *transport.MessageError
 		if !errors.As(err, &me) || me.ID != mcp.Int64ID(id) || !errors.Is(err, transport.ErrProtocol) {
@@ -243,4 +244,3 @@ func TestStreamInterruptedWriteKeepsFraming(t *testing.T) {
 		}
 	}
 }
-

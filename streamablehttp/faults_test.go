@@ -43,12 +43,6 @@ func TestFaults(t *testing.T) {
 		}},
 		{"2025-11-25", mcp.Version20251125, nil},
 	} {
-		// Found by this matrix: the same defect as issue 11 point 6 on a
-		// third wire. An undecodable SSE event on a request's own stream
-		// is reported as a bad message without an id (stream.go), so its
-		// call waits for its context.
-		tc.opts = append(tc.opts, transporttest.FaultKnownDefect(transporttest.FaultUndecodable,
-			"an undecodable response with a valid id in an SSE event hangs its call (issue 11 point 6, on Streamable HTTP's SSE streams too)"))
 		t.Run(tc.name, func(t *testing.T) {
 			transporttest.RunFaults(t, func(t *testing.T, f transporttest.Fault) transporttest.FaultTarget {
 				srv := mcptest.NewReference(mcptest.Options{})

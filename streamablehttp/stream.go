@@ -200,7 +200,16 @@ func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, 
 		msgs, err := mcp.DecodeMessages(ev.data)
 		br.delivered()
 		if err != nil {
-			c.q.push(item{err: &transport.MessageError{Err: fmt.Errorf("%w: SSE event: %v", transport.ErrProtocol, err)}})
+			// A response gone wrong fails its call at once, as on every
+			// transport; on its own request's stream it also ends the
+			// stream's purpose.
+			me := &transport.MessageError{Err: fmt.Errorf("%w: SSE event: %w", transport.ErrProtocol, err)}
+			me.ID, _ = mcp.ResponseID(ev.data)
+			if r != nil && me.ID.IsValid() && me.ID == r.id {
+				c.fail(r, me.Err)
+				return nil
+			}
+			c.q.push(item{err: me})
 			continue
 		}
 		for _, m := range msgs {

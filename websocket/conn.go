@@ -44,7 +44,6 @@ package websocket
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -366,7 +365,10 @@ func (c *Conn) readLoop() {
 		}
 		msg, err := mcp.DecodeMessage(data)
 		if err != nil {
-			c.deliverBad(&transport.MessageError{ID: recoverID(data), Err: err})
+			// A response gone wrong fails its call at once (mcp.ResponseID
+			// recovers its id from bytes that did not decode).
+			id, _ := mcp.ResponseID(data)
+			c.deliverBad(&transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)})
 			continue
 		}
 		c.handing.Store(true)
@@ -389,18 +391,6 @@ func (c *Conn) deliverBad(err error) {
 	case <-c.closing:
 	case <-c.dead:
 	}
-}
-
-// recoverID finds the id of a message that did not decode, so that the
-// engine can fail that one call. It is best effort.
-func recoverID(data []byte) mcp.ID {
-	var probe struct {
-		ID mcp.ID `json:"id"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return mcp.ID{}
-	}
-	return probe.ID
 }
 
 // readErr turns an error from gorilla's reader into the Conn's final error.

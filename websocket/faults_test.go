@@ -112,9 +112,6 @@ func TestFaults(t *testing.T) {
 			},
 				transporttest.FaultNotApplicable(transporttest.FaultSessionExpired, "a WebSocket connection is the session: it cannot expire under a live connection"),
 				transporttest.FaultTooLargeEndsConnection("a frame past the read limit ends the WebSocket connection (gorilla's read limit; websocket.Options.MaxMessageSize)"),
-				// Today the call fails at once with the frame's id, but with the
-				// decoder's error, which does not wrap transport.ErrProtocol.
-				transporttest.FaultKnownDefect(transporttest.FaultUndecodable, "an undecodable response with a valid id on WebSocket (issue 11 point 6): its call fails, but not with an error wrapping ErrProtocol"),
 			)
 		})
 	}

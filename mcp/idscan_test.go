@@ -1,25 +1,24 @@
-package stdio
+package mcp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
-
-	"github.com/tako-mcp/tako/mcp"
 )
 
 // scanAll feeds data to a scanner in pieces of n bytes (all at once if n
 // is zero).
-func scanAll(data []byte, n int) (mcp.ID, bool) {
-	var s idScanner
+func scanAll(data []byte, n int) (ID, bool) {
+	var s IDScanner
 	if n <= 0 {
 		n = len(data) + 1
 	}
 	for len(data) > 0 {
 		k := min(n, len(data))
-		s.feed(data[:k])
+		s.Feed(data[:k])
 		data = data[k:]
 	}
-	return s.result()
+	return s.Result()
 }
 
 var scanIDSeeds = []string{
@@ -59,20 +58,20 @@ var scanIDSeeds = []string{
 func TestScanID(t *testing.T) {
 	for _, tc := range []struct {
 		in  string
-		id  mcp.ID
+		id  ID
 		req bool
 	}{
-		{`{"jsonrpc":"2.0","result":{"id":2,"text":"\"id\":3"},"id":"x\"y"}`, mcp.StringID(`x"y`), false},
-		{`{"x":{"id":7},"y":[{"id":8}]}`, mcp.ID{}, false},
-		{`{"i\u0064":7}`, mcp.Int64ID(7), false},
-		{`{"method":"tools/call","id":9,"params":{"id":10}}`, mcp.Int64ID(9), true},
-		{`{"id":1,"id":{}}`, mcp.ID{}, false},
-		{`{"id":1e3}`, mcp.Int64ID(1000), false},
-		{`[{"id":1}]`, mcp.ID{}, false},
+		{`{"jsonrpc":"2.0","result":{"id":2,"text":"\"id\":3"},"id":"x\"y"}`, StringID(`x"y`), false},
+		{`{"x":{"id":7},"y":[{"id":8}]}`, ID{}, false},
+		{`{"i\u0064":7}`, Int64ID(7), false},
+		{`{"method":"tools/call","id":9,"params":{"id":10}}`, Int64ID(9), true},
+		{`{"id":1,"id":{}}`, ID{}, false},
+		{`{"id":1e3}`, Int64ID(1000), false},
+		{`[{"id":1}]`, ID{}, false},
 		// Invalid JSON: the scan stops at the first error, with what it
 		// found before it.
-		{`{"id":1,"x":tru,"id":2}`, mcp.Int64ID(1), false},
-		{`{"method":"m","id":3 4}`, mcp.Int64ID(3), true},
+		{`{"id":1,"x":tru,"id":2}`, Int64ID(1), false},
+		{`{"method":"m","id":3 4}`, Int64ID(3), true},
 	} {
 		for _, n := range []int{0, 1, 3} {
 			id, req := scanAll([]byte(tc.in), n)
@@ -102,13 +101,13 @@ func FuzzScanID(f *testing.F) {
 		if json.Unmarshal(data, &m) != nil || m == nil {
 			return // not a JSON object: nothing to agree with
 		}
-		var want mcp.ID
+		var want ID
 		if raw, ok := m["id"]; ok {
 			if len(raw) > maxIDCapture {
 				return // too long to capture, by design
 			}
 			if want.UnmarshalJSON(raw) != nil {
-				want = mcp.ID{}
+				want = ID{}
 			}
 		}
 		_, wantReq := m["method"]
@@ -116,4 +115,32 @@ func FuzzScanID(f *testing.F) {
 			t.Fatalf("scanner: id %s, request %v; encoding/json: id %s, request %v", id, req, want, wantReq)
 		}
 	})
+}
+
+// TestResponseIDOfMalformedResponses: "an undecodable response with a
+// valid id hangs its call". These do not decode, and each names its call.
+func TestResponseIDOfMalformedResponses(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"1.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"text":"bad \x escape"}}`,
+		`{"jsonrpc":"2.0","id":7,"result":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
+		`{"id":7,"error":{"code":"not a number"}}`,
+	} {
+		if _, err := DecodeMessage([]byte(line)); err == nil {
+			t.Errorf("%.60s decoded", line)
+		}
+		if id, ok := ResponseID([]byte(line)); !ok || id != Int64ID(7) {
+			t.Errorf("ResponseID(%.60s) = %v, %v; want 7", line, id, ok)
+		}
+	}
+	for _, line := range []string{
+		`{"level":"info","id":7,"msg":"a log record"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","params":"bad"}`,
+		`not json {"id":7}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+	} {
+		if id, ok := ResponseID([]byte(line)); ok {
+			t.Errorf("ResponseID(%.60s) = %v; want none", line, id)
+		}
+	}
 }
