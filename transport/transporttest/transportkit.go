@@ -284,8 +284,14 @@ func (k *transportKit) unknownTool(t *testing.T) {
 
 func (k *transportKit) concurrentCalls(t *testing.T) {
 	tr, _ := k.open(t)
+	concurrentEchoes(t, tr, 64)
+}
+
+// concurrentEchoes makes n echo calls at once on tr, each with its own
+// message, and fails for any error or any answer that reached the wrong
+// caller. Both kits use it.
+func concurrentEchoes(t *testing.T, tr transport.Transport, n int) {
 	ctx := limit(t)
-	const n = 64
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {

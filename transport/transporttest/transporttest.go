@@ -432,30 +432,7 @@ func (s *sessionKit) unknownTool(t *testing.T) {
 }
 
 func (s *sessionKit) concurrentCalls(t *testing.T) {
-	sess := s.connect(t)
-	ctx := limit(t)
-	const n = 200
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			want := fmt.Sprintf("call %d of %d", i, n)
-			res, err := callErr(ctx, sess, mcptest.ToolEcho, map[string]any{"message": want})
-			switch {
-			case err != nil:
-				errs <- fmt.Errorf("call %d: %w", i, err)
-			case res.Text() != want:
-				errs <- fmt.Errorf("call %d got %q: answers crossed", i, res.Text())
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrentEchoes(t, s.connect(t), 200)
 }
 
 func (s *sessionKit) largeResult(t *testing.T) {
