@@ -157,23 +157,25 @@ func (s *Session) callList(ctx context.Context, method string) (json.RawMessage,
 		if err := json.Unmarshal(res, &page); err != nil {
 			return nil, nil, nil, err
 		}
-		var p struct {
-			NextCursor *string `json:"nextCursor"`
-			TTLMs      *int64  `json:"ttlMs"`
-		}
-		var list []json.RawMessage
-		if err := json.Unmarshal(res, &p); err != nil {
+		// The page is decoded once; its members are read from the map.
+		var (
+			list []json.RawMessage
+			next *string
+			ttl  *int64
+		)
+		if err := decodeMember(page, key, &list); err != nil {
 			return nil, nil, nil, err
 		}
-		if raw, ok := page[key]; ok {
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return nil, nil, nil, err
-			}
+		if err := decodeMember(page, "nextCursor", &next); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := decodeMember(page, "ttlMs", &ttl); err != nil {
+			return nil, nil, nil, err
 		}
 		if first == nil {
 			first = page
 		}
-		return list, p.NextCursor, p.TTLMs, nil
+		return list, next, ttl, nil
 	})
 	if err != nil {
 		return nil, err
@@ -185,6 +187,15 @@ func (s *Session) callList(ctx context.Context, method string) (json.RawMessage,
 		}
 	}
 	return mergePages(first, key, items), nil
+}
+
+// decodeMember decodes obj[name] into v, if obj has it.
+func decodeMember(obj map[string]json.RawMessage, name string, v any) error {
+	raw, ok := obj[name]
+	if !ok {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // mergePages writes the merged result by hand: encoding/json compacts a
