@@ -38,7 +38,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzDecodeCallToolResult \
 	./mcp:FuzzScanID \
 	./streamablehttp:FuzzEventReader \
-	./streamablehttp:FuzzParseEvent \
+	./streamablehttp:FuzzEventReaderReference \
 	./streamablehttp:FuzzEncodeHeaderValue \
 	./streamablehttp:FuzzToolHeaders
 # npm writes this file on every install, so its time stamp says when the

@@ -1,15 +1,12 @@
 package streamablehttp
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
-
-	"github.com/r3labs/sse/v2"
 
 	"github.com/tako-mcp/tako/transport"
 )
@@ -24,146 +21,261 @@ type event struct {
 	hasRetry bool
 }
 
-// eventReader splits an SSE stream into events. r3labs/sse's
-// EventStreamReader finds the event boundaries (any of \n\n, \r\r, \r\n\r\n
-// and their mixes) with a buffer cap; the fields are parsed here, since the
-// library keeps that step private.
+// eventReader splits an SSE stream into events, reading it line by line
+// in one pass: each byte is looked at once, so an event of n bytes costs
+// O(n) however the body arrives (a scanner that looks for the blank line
+// from the start of its buffer at every read costs O(n²) on a large event
+// that comes in 64 KiB reads, which is how the budget hands them out).
 //
-// One WHATWG rule the library does not follow: an event still being
-// received when the stream ends must be discarded, not dispatched (a cut
-// stream must not hand a half message to the engine). tail watches the raw
-// bytes for that.
+// The read buffer is pooled and given back by release. A data line that
+// fits the buffer is copied once, to a slice of its exact size. A long one
+// is gathered in pooled blocks and, once its end is seen, copied into one
+// slice of its exact size, which becomes the event's data as it is: a
+// slice grown by append would allocate about five times its final size
+// on the way (append grows large slices by a quarter), and a message of
+// tens of megabytes would cost hundreds.
+//
+// Lines end in \r\n, \n or \r (WHATWG). An event still being received when
+// the stream ends is discarded, not dispatched: a cut stream must not hand
+// a half message to the engine.
 type eventReader struct {
-	r    *sse.EventStreamReader
-	tail *tailReader
-	next []byte // an event read ahead at EOF, see Next
-	have bool
+	r        io.Reader
+	buf      *[]byte
+	pos, end int
+	err      error  // the read error, returned once buf is drained
+	line     []byte // a line that did not end within buf
+	blocks   blocks // a long line's bytes, once line would pass bigLine
+	skipLF   bool   // the last line ended in \r: a \n next is part of it
+	max      int    // the most bytes one event may take on the wire
+	size     int    // bytes of the current event so far
+	pending  bool   // the current event has a field
+	ev       event
 }
 
+// readBufSize is the read buffer: a few TCP segments, enough for most
+// messages in one read.
+const readBufSize = 16 << 10
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+// bigLine is the size from which a data line's own buffer becomes the
+// event's data instead of being copied.
+const bigLine = 64 << 10
+
 func newEventReader(body io.Reader, maxEvent int) *eventReader {
-	t := &tailReader{r: body}
-	return &eventReader{r: sse.NewEventStreamReader(t, maxEvent), tail: t}
+	return &eventReader{r: body, buf: readBufs.Get().(*[]byte), max: maxEvent}
+}
+
+// release gives the read buffer back; er must not be used after.
+func (er *eventReader) release() {
+	er.blocks.free()
+	if er.buf != nil {
+		readBufs.Put(er.buf)
+		er.buf = nil
+	}
 }
 
 // Next returns the next complete event. At the end of the stream it returns
-// io.EOF (or the read error); an event larger than the cap gives an error
-// wrapping transport.ErrMessageTooLarge.
+// io.EOF (io.ErrUnexpectedEOF if an event was cut off, or the read error);
+// an event larger than the cap gives an error wrapping
+// transport.ErrMessageTooLarge.
 func (er *eventReader) Next() (event, error) {
 	for {
-		raw, err := er.read()
-		if err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				return event{}, fmt.Errorf("sse event: %w", transport.ErrMessageTooLarge)
+		if er.pos == er.end {
+			if er.err != nil {
+				return event{}, er.endErr()
 			}
-			return event{}, err
+			n, err := er.r.Read(*er.buf)
+			er.pos, er.end, er.err = 0, n, err
+			if n == 0 && err == nil {
+				er.err = io.ErrNoProgress
+			}
+			continue
 		}
-		if er.tail.eof {
-			// The library dispatches whatever is buffered at EOF as an
-			// event. Look ahead: if this was the last block and the stream
-			// did not end with a blank line, the block is incomplete.
-			nxt, nerr := er.r.ReadEvent()
-			if nerr != nil {
-				if !er.tail.endsWithBlankLine() {
-					return event{}, io.ErrUnexpectedEOF
+		chunk := (*er.buf)[er.pos:er.end]
+		if er.skipLF {
+			er.skipLF = false
+			if chunk[0] == '\n' {
+				er.pos++
+				er.size++
+				continue
+			}
+		}
+		i := lineEnd(chunk)
+		if i < 0 {
+			if err := er.grow(len(chunk)); err != nil {
+				return event{}, err
+			}
+			er.carry(chunk)
+			er.pos = er.end
+			continue
+		}
+		n := i + 1
+		if chunk[i] == '\r' {
+			if i+1 < len(chunk) {
+				if chunk[i+1] == '\n' {
+					n++
 				}
 			} else {
-				er.next, er.have = append([]byte(nil), nxt...), true
+				er.skipLF = true
 			}
 		}
-		ev, ok := parseEvent(raw)
-		if ok {
+		if err := er.grow(n); err != nil {
+			return event{}, err
+		}
+		er.pos += n
+		line, carried := chunk[:i], false
+		if er.blocks.n > 0 {
+			er.line = er.blocks.join(line)
+			line, carried = er.line, true
+		} else if len(er.line) > 0 {
+			er.line = append(er.line, line...)
+			line, carried = er.line, true
+		}
+		done := er.field(line, carried)
+		if cap(er.line) > bigLine {
+			er.line = nil // a long line's buffer is not kept for the next
+		} else if er.line != nil {
+			er.line = er.line[:0]
+		}
+		if done {
+			ev := er.ev
+			er.ev, er.pending, er.size = event{}, false, 0
 			return ev, nil
 		}
 	}
 }
 
-func (er *eventReader) read() ([]byte, error) {
-	if er.have {
-		er.have = false
-		b := er.next
-		er.next = nil
-		return b, nil
+// grow counts n more bytes of the current event against the cap.
+func (er *eventReader) grow(n int) error {
+	er.size += n
+	if er.size > er.max {
+		er.err = fmt.Errorf("sse event: %w", transport.ErrMessageTooLarge)
+		er.pos, er.end = 0, 0
+		return er.err
 	}
-	return er.r.ReadEvent()
+	return nil
 }
 
-// parseEvent reads the fields of one event block. ok is false for a block
-// that is only comments or blank lines.
-func parseEvent(block []byte) (ev event, ok bool) {
-	for len(block) > 0 {
-		var line []byte
-		i := bytes.IndexAny(block, "\r\n")
-		if i < 0 {
-			line, block = block, nil
-		} else {
-			line = block[:i]
-			if block[i] == '\r' && i+1 < len(block) && block[i+1] == '\n' {
-				i++
-			}
-			block = block[i+1:]
-		}
-		if len(line) == 0 || line[0] == ':' {
-			continue // blank, or a comment (keep-alive)
-		}
-		ok = true
-		field, value := line, []byte(nil)
-		if c := bytes.IndexByte(line, ':'); c >= 0 {
-			field, value = line[:c], line[c+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "event":
-			ev.typ = string(value)
-		case "data":
-			if ev.data != nil {
-				ev.data = append(ev.data, '\n')
-			} else {
-				ev.data = make([]byte, 0, len(value))
-			}
-			ev.data = append(ev.data, value...)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				ev.id, ev.hasID = string(value), true
-			}
-		case "retry":
-			if n, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				ev.retry, ev.hasRetry = time.Duration(n)*time.Millisecond, true
-			}
-		}
+func (er *eventReader) endErr() error {
+	if er.err == io.EOF && (er.pending || len(er.line) > 0 || er.blocks.n > 0) {
+		return io.ErrUnexpectedEOF
 	}
-	return ev, ok
+	return er.err
 }
 
-// tailReader remembers whether the stream ended and its last four bytes.
-type tailReader struct {
-	r    io.Reader
-	last [4]byte
-	n    int
-	eof  bool
+// carry keeps b, the part of a line that did not end in the read buffer.
+func (er *eventReader) carry(b []byte) {
+	if er.blocks.n == 0 && len(er.line)+len(b) <= bigLine {
+		er.line = append(er.line, b...)
+		return
+	}
+	if er.blocks.n == 0 {
+		er.blocks.write(er.line)
+		er.line = er.line[:0]
+	}
+	er.blocks.write(b)
 }
 
-func (t *tailReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	for _, b := range p[:n] {
-		t.last[0], t.last[1], t.last[2], t.last[3] = t.last[1], t.last[2], t.last[3], b
-		t.n++
-	}
-	if err != nil {
-		t.eof = true
-	}
-	return n, err
+// blocks gathers a long line in pooled blocks of blockSize.
+type blocks struct {
+	list []*[]byte
+	n    int // bytes written
 }
 
-func (t *tailReader) endsWithBlankLine() bool {
-	if t.n == 0 {
-		return true
+const blockSize = 64 << 10
+
+var blockPool = sync.Pool{New: func() any { b := make([]byte, 0, blockSize); return &b }}
+
+func (bs *blocks) write(b []byte) {
+	for len(b) > 0 {
+		if len(bs.list) == 0 || len(*bs.list[len(bs.list)-1]) == blockSize {
+			blk := blockPool.Get().(*[]byte)
+			*blk = (*blk)[:0]
+			bs.list = append(bs.list, blk)
+		}
+		last := bs.list[len(bs.list)-1]
+		k := min(len(b), blockSize-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+		bs.n += k
 	}
-	l := t.last[:]
-	if t.n < 4 {
-		l = l[4-t.n:]
+}
+
+// join returns what was written followed by tail, in one new slice of
+// exactly that size, and gives the blocks back.
+func (bs *blocks) join(tail []byte) []byte {
+	out := make([]byte, 0, bs.n+len(tail))
+	for _, blk := range bs.list {
+		out = append(out, *blk...)
 	}
-	return bytes.HasSuffix(l, []byte("\n\n")) || bytes.HasSuffix(l, []byte("\r\r")) ||
-		bytes.HasSuffix(l, []byte("\n\r\n")) || bytes.HasSuffix(l, []byte("\r\n\r\n"))
+	out = append(out, tail...)
+	bs.free()
+	return out
+}
+
+func (bs *blocks) free() {
+	for _, blk := range bs.list {
+		blockPool.Put(blk)
+	}
+	clear(bs.list)
+	bs.list, bs.n = bs.list[:0], 0
+}
+
+// lineEnd returns the index of the first \r or \n in b, or -1.
+func lineEnd(b []byte) int {
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+// field applies one line to the current event and reports whether the
+// line ended it. carried says line is er.line, whose buffer a large data
+// line may keep.
+func (er *eventReader) field(line []byte, carried bool) bool {
+	if len(line) == 0 {
+		if er.pending {
+			return true
+		}
+		er.size = 0
+		return false
+	}
+	if line[0] == ':' {
+		return false // a comment (keep-alive)
+	}
+	er.pending = true
+	ev := &er.ev
+	name, value := line, []byte(nil)
+	if c := bytes.IndexByte(line, ':'); c >= 0 {
+		name, value = line[:c], line[c+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "event":
+		ev.typ = string(value)
+	case "data":
+		switch {
+		case ev.data != nil:
+			ev.data = append(append(ev.data, '\n'), value...)
+		case carried && cap(line) >= bigLine:
+			ev.data = value
+			er.line = nil
+		default:
+			ev.data = append(make([]byte, 0, len(value)), value...)
+		}
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			ev.id, ev.hasID = string(value), true
+		}
+	case "retry":
+		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+			ev.retry, ev.hasRetry = time.Duration(n)*time.Millisecond, true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,72 @@ func TestToolsListedRejectsBadHeadersAndRemembersGood(t *testing.T) {
 	}
 	if _, ok := c.tools["bad"]; ok {
 		t.Error("a rejected tool's parameters were kept")
+	}
+}
+
+// TestSSELongLinesInPieces: lines longer than the read buffer and the
+// pooled blocks, cut anywhere by the reads, give the events a plain
+// reading gives; a long data line becomes the event's data in a slice of
+// its exact size.
+func TestSSELongLinesInPieces(t *testing.T) {
+	long := strings.Repeat("a", 3*blockSize+5)
+	stream := "data: " + long + "\r\n" + "data: " + strings.Repeat("b", blockSize+1) + "\r" +
+		": " + strings.Repeat("c", 2*blockSize) + "\n" + "id: 7\n\n" +
+		"data: " + long + "\n\n" + "data: short\n\n"
+	want, _ := reference([]byte(stream))
+	for _, n := range []int{1 << 20, 4096, 1000, 7} {
+		er := newEventReader(&choppy{b: []byte(stream), n: n}, len(stream))
+		var got []event
+		for {
+			ev, err := er.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("reads of %d: %v", n, err)
+			}
+			got = append(got, ev)
+		}
+		er.release()
+		if len(got) != len(want) {
+			t.Fatalf("reads of %d: %d events, want %d", n, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].data, want[i].data) || got[i].id != want[i].id {
+				t.Errorf("reads of %d: event %d differs (%d bytes of data, want %d)", n, i, len(got[i].data), len(want[i].data))
+			}
+		}
+		if d := got[1].data; cap(d) != len(d) {
+			t.Errorf("reads of %d: the long data line has cap %d for %d bytes", n, cap(d), len(d))
+		}
+	}
+}
+
+// TestSSEHugeEventAllocatesItsSizeOnce pins the cost of a large event read
+// in the 64 KiB pieces the budget hands out: about its size once (the
+// slice of the event's data), not the five times a slice grown by append
+// costs, nor the scanner's re-reading of its whole buffer at every piece
+// (which made eight 100 MB events take a minute).
+func TestSSEHugeEventAllocatesItsSizeOnce(t *testing.T) {
+	const size = 16 << 20
+	stream := []byte("data: " + strings.Repeat("x", size) + "\n\n")
+	// Warm the pools, as a connection that has read before has.
+	er := newEventReader(&choppy{b: stream, n: 64 << 10}, len(stream))
+	if _, err := er.Next(); err != nil {
+		t.Fatal(err)
+	}
+	er.release()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	er = newEventReader(&choppy{b: stream, n: 64 << 10}, len(stream))
+	ev, err := er.Next()
+	er.release()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(ev.data) != size {
+		t.Fatalf("err %v, %d bytes of data", err, len(ev.data))
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size*5/4 {
+		t.Errorf("reading a %d MiB event allocated %.1f MiB, want about its size", size>>20, float64(got)/(1<<20))
 	}
 }

@@ -174,6 +174,7 @@ func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, 
 	br := c.budget.reader(ctx, body)
 	defer br.done()
 	er := newEventReader(br, c.maxSize+4096)
+	defer er.release()
 	for {
 		ev, err := er.Next()
 		if err != nil {
