@@ -38,7 +38,10 @@ type budget struct {
 	used  int64
 	peak  int64 // the most ever in use, for tests
 	seq   int64 // orders streams by when their current message began
-	wake  chan struct{}
+	// wake is closed, and made anew, by a release while waiters > 0: a
+	// channel per release would be an allocation per message.
+	wake    chan struct{}
+	waiters int
 	// holders are the streams holding bytes, by the seq of their message.
 	holders map[*budgetReader]int64
 }
@@ -77,11 +80,19 @@ func (b *budget) reserve(s *budgetReader, n int64) error {
 			return nil
 		}
 		wake := b.wake
+		b.waiters++
 		b.mu.Unlock()
+		var err error
 		select {
 		case <-wake:
 		case <-s.ctx.Done():
-			return s.ctx.Err()
+			err = s.ctx.Err()
+		}
+		b.mu.Lock()
+		b.waiters--
+		b.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -101,8 +112,10 @@ func (b *budget) release(s *budgetReader, n int64, next bool) {
 		// first in line.
 		delete(b.holders, s)
 	}
-	close(b.wake)
-	b.wake = make(chan struct{})
+	if b.waiters > 0 {
+		close(b.wake)
+		b.wake = make(chan struct{})
+	}
 	b.mu.Unlock()
 }
 

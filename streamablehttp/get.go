@@ -3,7 +3,6 @@ package streamablehttp
 import (
 	"context"
 	"errors"
-	"mime"
 	"net/http"
 	"sync"
 
@@ -36,7 +35,7 @@ func (c *Conn) get(ctx context.Context, lastID, sid string) (*http.Response, err
 	if resp.StatusCode != http.StatusOK {
 		return nil, &StatusError{Code: resp.StatusCode, Body: readErrorBody(resp), Method: "GET"}
 	}
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+	if ct := mediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		resp.Body.Close()
 		return nil, &StatusError{Code: resp.StatusCode, Body: "Content-Type " + ct + ", not text/event-stream", Method: "GET"}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,7 +37,7 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 	if err != nil {
 		return fail(err)
 	}
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		return fail(&StatusError{Code: resp.StatusCode, Body: readErrorBody(resp), Method: "GET"})
 	}
 	endpoint := make(chan *url.URL, 1)

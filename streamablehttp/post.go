@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -48,10 +47,15 @@ type request struct {
 // headers builds the headers of one POST (checklist §4A, §4B.1, §4B.4,
 // §4C.2) from what the engine said: the revision, and the request's name
 // and arguments.
+//
+// The values that are the same for every POST are shared slices, set into
+// the map rather than Set (which allocates a slice per header per
+// request): net/http only reads a request's header values, and a caller
+// that appends to one gets a copy, since each has no room to spare.
 func (c *Conn) headers(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo) http.Header {
 	h := c.baseHeaders(ctx)
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
+	h["Content-Type"] = jsonType
+	h["Accept"] = acceptPOST
 	c.mu.Lock()
 	sid, version := c.sessionID, c.version
 	modern := mcp.IsModernVersion(version)
@@ -74,13 +78,45 @@ func (c *Conn) headers(ctx context.Context, msg *mcp.Message, info *transport.Re
 		// A new session: neither the old id nor a version yet.
 	default:
 		if sid != "" {
-			h.Set("Mcp-Session-Id", sid)
+			h["Mcp-Session-Id"] = c.shared(&c.sidValue, sid)
 		}
 		if version != "" {
-			h.Set("Mcp-Protocol-Version", version)
+			h["Mcp-Protocol-Version"] = c.shared(&c.versionValue, version)
 		}
 	}
 	return h
+}
+
+var (
+	jsonType   = []string{"application/json"}
+	acceptPOST = []string{"application/json, text/event-stream"}
+)
+
+// shared returns a one-value slice holding v, made anew only when v
+// changes (a session id, a revision: once per session). Guarded by c.mu.
+func (c *Conn) shared(cache *[]string, v string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(*cache) != 1 || (*cache)[0] != v {
+		*cache = []string{v}
+	}
+	return (*cache)[:1:1]
+}
+
+// mediaType returns the media type of a Content-Type value, lower case,
+// without its parameters: what mime.ParseMediaType gives for the types
+// this package reads, without the map of parameters it allocates.
+func mediaType(v string) string {
+	if i := strings.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	v = strings.TrimSpace(v)
+	for i := 0; i < len(v); i++ {
+		if 'A' <= v[i] && v[i] <= 'Z' {
+			return strings.ToLower(v)
+		}
+	}
+	return v
 }
 
 // baseHeaders are the caller's headers, for every request.
@@ -109,7 +145,13 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 		if body != nil {
 			rd = bytes.NewReader(body)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+		// The trace goes into the context the request is made with: set
+		// afterwards, WithContext would copy the whole request.
+		var reused bool
+		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		})
+		req, err := http.NewRequestWithContext(tctx, method, u.String(), rd)
 		if err != nil {
 			return nil, fmt.Errorf("mcp http: %w", err)
 		}
@@ -127,10 +169,6 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 				req.Header.Set("Authorization", "Bearer "+tok)
 			}
 		}
-		var reused bool
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
-		}))
 		resp, err := c.client.Do(req)
 		if err != nil && reused && !staleRetried && ctx.Err() == nil && staleConn(err) {
 			// A kept-alive connection the server had closed (it
@@ -202,7 +240,7 @@ func statusError(resp *http.Response, body, what, sid string) error {
 
 // rpcErrorBody returns the JSON-RPC error an error response carries, if any.
 func rpcErrorBody(resp *http.Response, body string) *mcp.Error {
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := mediaType(resp.Header.Get("Content-Type"))
 	if ct != "application/json" && !strings.HasPrefix(strings.TrimSpace(body), "{") {
 		return nil
 	}
@@ -349,7 +387,7 @@ func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<-
 	ready <- nil
 	defer r.cancel()
 	defer resp.Body.Close()
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := mediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream":
 		c.readPOSTStream(r, resp.Body)

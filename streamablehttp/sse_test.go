@@ -200,7 +200,8 @@ func TestSSELongLinesInPieces(t *testing.T) {
 
 // TestSSEHugeEventAllocatesItsSizeOnce pins the cost of a large event read
 // in the 64 KiB pieces the budget hands out: about its size once (the
-// slice of the event's data), not the five times a slice grown by append
+// slice of the event's data; a little more under the race detector,
+// whose sync.Pool drops some blocks), not the five times a slice grown by append
 // costs, nor the scanner's re-reading of its whole buffer at every piece
 // (which made eight 100 MB events take a minute).
 func TestSSEHugeEventAllocatesItsSizeOnce(t *testing.T) {
@@ -222,7 +223,7 @@ func TestSSEHugeEventAllocatesItsSizeOnce(t *testing.T) {
 	if err != nil || len(ev.data) != size {
 		t.Fatalf("err %v, %d bytes of data", err, len(ev.data))
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > size*5/4 {
+	if got := after.TotalAlloc - before.TotalAlloc; got > size*3/2 {
 		t.Errorf("reading a %d MiB event allocated %.1f MiB, want about its size", size>>20, float64(got)/(1<<20))
 	}
 }

@@ -266,10 +266,15 @@ func (c *Conn) finish(r *request, body io.Reader) {
 	r.detach()
 	var once sync.Once
 	queue := func() { once.Do(func() { c.q.push(item{msg: r.response}) }) }
-	early := time.AfterFunc(endWait, queue)
-	cut := time.AfterFunc(drainWait, r.cancel)
+	// In the common case the stream ends within microseconds and no
+	// timer fires; the cut's timer is made only once the response has
+	// waited endWait, and is not stopped: runRequest cancels r as soon
+	// as finish returns, so a late cut does nothing.
+	t := time.AfterFunc(endWait, func() {
+		queue()
+		time.AfterFunc(drainWait-endWait, r.cancel)
+	})
 	io.Copy(io.Discard, io.LimitReader(body, maxDrain))
-	cut.Stop()
-	early.Stop()
+	t.Stop()
 	queue()
 }
