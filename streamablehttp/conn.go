@@ -209,13 +209,13 @@ type Conn struct {
 	mu        sync.Mutex
 	closed    bool
 	sessionID string
-	version   string                   // what the engine speaks (SetProtocol)
+	version   string // what the engine speaks (SetProtocol)
 	// sidValue and versionValue are the header values of sessionID and
 	// version, shared by every request (see headers).
 	sidValue, versionValue []string
-	tools     map[string][]paramHeader // 2026: x-mcp-header parameters by tool
-	getCancel context.CancelFunc       // the standalone GET stream, if running
-	old       *oldSSE                  // set once switched to 2024-11-05 HTTP+SSE
+	tools                  map[string][]paramHeader // 2026: x-mcp-header parameters by tool
+	getCancel              context.CancelFunc       // the standalone GET stream, if running
+	old                    *oldSSE                  // set once switched to 2024-11-05 HTTP+SSE
 }
 
 var (
