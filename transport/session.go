@@ -95,6 +95,8 @@ type Session struct {
 	// mu); resourceOnce registers their dispatcher once.
 	resourceSubs map[string]func(*mcp.ResourceUpdatedParams)
 	resourceOnce sync.Once
+	// elicits records URL elicitations by id (elicit_url.go).
+	elicits elicitations
 	// schemas are the output schemas of the tools listed (validate.go).
 	schemas toolSchemas
 	caps    mcp.ClientCapabilities
@@ -465,6 +467,8 @@ func (s *Session) notification(msg *mcp.Message) {
 			}
 		}
 		return
+	case mcp.NotificationElicitationComplete:
+		s.elicitationCompleted(msg.Params)
 	case mcp.NotificationSubscriptionsAck:
 		s.checkAck(msg.Params)
 		return
