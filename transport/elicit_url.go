@@ -169,6 +169,21 @@ func (s *Session) noteElicitation(msg *mcp.Message) {
 	}
 }
 
+// noteURLElicitations records the ids of a -32042 error as the reader
+// delivers it: a completion the server sends right after the error is then
+// matched, even if it is read before the caller sees the error.
+func (s *Session) noteURLElicitations(e *mcp.Error) {
+	if s.opts.Handlers.Elicitation == nil || !s.opts.Handlers.ElicitationURL {
+		return
+	}
+	els, _ := e.URLElicitations()
+	for i := range els {
+		if i < maxURLElicitations && els[i].ElicitationID != "" {
+			s.elicits.track(els[i].ElicitationID)
+		}
+	}
+}
+
 // urlElicitationRequired returns the -32042 error in err when the session
 // can act on it: it has an elicitation handler and declared URL mode.
 func (s *Session) urlElicitationRequired(err error) *mcp.Error {

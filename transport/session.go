@@ -417,6 +417,9 @@ func (s *Session) deliver(msg *mcp.Message) {
 		s.log.Warn("mcp: response to no pending request", "id", msg.ID.String())
 		return
 	}
+	if msg.Error != nil && msg.Error.Code == mcp.CodeURLElicitationRequired {
+		s.noteURLElicitations(msg.Error)
+	}
 	pc.ch <- reply{msg: msg}
 }
 
