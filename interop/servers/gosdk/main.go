@@ -11,11 +11,18 @@
 //	progress {steps}      sends one notifications/progress per step, then returns "done: <steps> steps"
 //	sample {prompt}       asks the client's model (sampling) and returns "sampled: <model>: <text>"
 //	roots {}              asks the client for its roots and returns their URIs, one a line
+//	form {}               elicits a form (name, and color and count with defaults, all
+//	                      required) and returns the answer's content as JSON
+//	login {}              fails with -32042 (a URL elicitation) until visit has been
+//	                      called with its elicitationId, then returns "logged in"
+//	visit {elicitationId} stands for the user's browser reaching the login page: it
+//	                      sends notifications/elicitation/complete for that id
 //
-// sample and roots are written in the multi round-trip style of 2026-07-28
-// (the handler returns input requests, the client retries with the answers).
-// The SDK bridges that style to server-to-client requests for clients on
-// earlier revisions, so one handler exercises both of tako's paths.
+// sample, roots and form are written in the multi round-trip style of
+// 2026-07-28 (the handler returns input requests, the client retries with
+// the answers). The SDK bridges that style to server-to-client requests for
+// clients on earlier revisions, so one handler exercises both of tako's
+// paths.
 package main
 
 //lint:file-ignore SA1019 sampling and roots are deprecated from 2026-07-28 on, but the earlier revisions tako speaks still have them, so this peer must offer them.
@@ -202,6 +209,7 @@ func newServer() *mcp.Server {
 			return text(strings.Join(uris, "\n")), nil, nil
 		})
 
+	addElicitationTools(s)
 	return s
 }
 
