@@ -245,12 +245,18 @@ func mrtrMethod(m string) bool {
 // era's _meta members (and a progress token when the context asks for
 // progress).
 func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
+	return s.roundTripID(ctx, s.nextID.Add(1), method, params, withMeta, info)
+}
+
+// roundTripID is roundTrip with an id the caller allocated (s.nextID), for
+// a request whose notifications name it before it is answered (a listen
+// stream's subscriptionId).
+func (s *Session) roundTripID(ctx context.Context, n int64, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
 	select {
 	case <-s.done:
 		return nil, fmt.Errorf("%s: %w", method, s.err)
 	default:
 	}
-	n := s.nextID.Add(1)
 	id := mcp.Int64ID(n)
 	pc := getPending()
 	defer putPending(pc)

@@ -97,6 +97,9 @@ type Session struct {
 	resourceOnce sync.Once
 	// elicits records URL elicitations by id (elicit_url.go).
 	elicits elicitations
+	// rstreams are the 2026-07-28 listen streams of SubscribeResource
+	// (resourcelisten.go).
+	rstreams resourceStreams
 	// schemas are the output schemas of the tools listed (validate.go).
 	schemas toolSchemas
 	caps    mcp.ClientCapabilities
@@ -473,8 +476,14 @@ func (s *Session) notification(msg *mcp.Message) {
 	case mcp.NotificationElicitationComplete:
 		s.elicitationCompleted(msg.Params)
 	case mcp.NotificationSubscriptionsAck:
-		s.checkAck(msg.Params)
+		if !s.resourceAck(msg.Params) {
+			s.checkAck(msg.Params)
+		}
 		return
+	case mcp.NotificationResourceUpdated:
+		if s.modern && !s.resourceUpdateLive(msg.Params) {
+			return
+		}
 	case mcp.NotificationMessage:
 		s.log.Debug("mcp: server log", "params", string(msg.Params))
 	}
