@@ -17,6 +17,10 @@
 //	                      called with its elicitationId, then returns "logged in"
 //	visit {elicitationId} stands for the user's browser reaching the login page: it
 //	                      sends notifications/elicitation/complete for that id
+//	touch {uri}           sends notifications/resources/updated for uri to its subscribers
+//
+// Resources: mem://a and mem://b, text, subscribable (legacy
+// resources/subscribe, or subscriptions/listen on 2026-07-28).
 //
 // sample, roots and form are written in the multi round-trip style of
 // 2026-07-28 (the handler returns input requests, the client retries with
@@ -126,7 +130,12 @@ type sampleIn struct {
 }
 
 func newServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, &mcp.ServerOptions{
+		// Subscriptions are kept by the SDK itself; the handlers only
+		// have to agree.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -210,6 +219,7 @@ func newServer() *mcp.Server {
 		})
 
 	addElicitationTools(s)
+	addResources(s)
 	return s
 }
 
