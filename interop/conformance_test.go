@@ -105,3 +105,33 @@ func TestConformanceIdleClientFails(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceElicitationDefaults runs elicitation-sep1034-client-defaults
+// on its own, on both suites: the conformance client's elicitation handler
+// accepts with no content at all, so the defaults the scenario checks for
+// are the ones the SDK fills in from the requested schema.
+func TestConformanceElicitationDefaults(t *testing.T) {
+	bash := conformanceSuite(t)
+	bin := filepath.Join(t.TempDir(), "conformance-client")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/conformance-client")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the conformance client: %v\n%s", err, out)
+	}
+	scenarios := []string{
+		"0.1.16|elicitation-sep1034-client-defaults|",
+		"0.2.0-alpha.12|elicitation-sep1034-client-defaults|--spec-version 2025-11-25 --force",
+	}
+	for _, sc := range scenarios {
+		t.Run(strings.Split(sc, "|")[0], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, filepath.Join("conformance", "run.sh"), bin)
+			cmd.Env = append(os.Environ(), "CONFORMANCE_OUT="+t.TempDir(), "CONFORMANCE_ONLY="+sc)
+			out, err := cmd.CombinedOutput()
+			text := strings.TrimSpace(string(out))
+			if err != nil || !strings.HasSuffix(text, "1 passed, 0 failed") {
+				t.Fatalf("%s (%v):\n%s", sc, err, text)
+			}
+		})
+	}
+}

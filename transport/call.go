@@ -55,8 +55,9 @@ func decodeResult(method string, res json.RawMessage, result any) error {
 }
 
 // call runs one logical request: the round trip and, where the method allows
-// it, the input_required rounds that follow (Rounds). info, when the caller
-// has it, is what an Informed Conn needs to know of the request.
+// it, the input_required rounds that follow (Rounds), and, after a -32042
+// the handlers could satisfy, one retry (elicit_url.go). info, when the
+// caller has it, is what an Informed Conn needs to know of the request.
 func (s *Session) call(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
 	if s.opts.CallTimeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
@@ -65,6 +66,17 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 			defer cancel()
 		}
 	}
+	res, err := s.callOnce(ctx, method, params, info)
+	if rpcErr := s.urlElicitationRequired(err); rpcErr != nil {
+		if err := s.completeURLElicitations(ctx, method, rpcErr); err != nil {
+			return nil, err
+		}
+		return s.callOnce(ctx, method, params, info)
+	}
+	return res, err
+}
+
+func (s *Session) callOnce(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
 	if !s.modern || !mrtrMethod(method) {
 		res, err := s.send(ctx, method, params, info)
 		if err == nil {
@@ -233,12 +245,18 @@ func mrtrMethod(m string) bool {
 // era's _meta members (and a progress token when the context asks for
 // progress).
 func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
+	return s.roundTripID(ctx, s.nextID.Add(1), method, params, withMeta, info)
+}
+
+// roundTripID is roundTrip with an id the caller allocated (s.nextID), for
+// a request whose notifications name it before it is answered (a listen
+// stream's subscriptionId).
+func (s *Session) roundTripID(ctx context.Context, n int64, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
 	select {
 	case <-s.done:
 		return nil, fmt.Errorf("%s: %w", method, s.err)
 	default:
 	}
-	n := s.nextID.Add(1)
 	id := mcp.Int64ID(n)
 	pc := getPending()
 	defer putPending(pc)

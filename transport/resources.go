@@ -15,9 +15,10 @@ import (
 // callback per URI, so the caller need not filter the session's
 // notifications itself; the notifications also reach Subscribe as before.
 //
-// 2026-07-28 moves resource subscriptions onto the subscriptions/listen
-// stream (resourceSubscriptions); the Session does not ask for them there
-// yet, so on that wire SubscribeResource fails with ErrCapability.
+// 2026-07-28 moves resource subscriptions onto subscriptions/listen
+// streams (resourceSubscriptions): there SubscribeResource opens a stream
+// for the URI and UnsubscribeResource closes it (resourcelisten.go). The
+// caller sees no difference.
 //
 // A legacy session the server forgot (and that the engine renewed) has
 // lost its subscriptions on the server's side: subscribe again after
@@ -27,10 +28,12 @@ import (
 // fn with each notifications/resources/updated for it, on the session's
 // event goroutine (in order; fn must not block for long, nor wait for a
 // call on this session). Subscribing again to the same URI replaces fn. A
-// server that does not declare resources.subscribe, and the 2026-07-28
-// wire, give an error wrapping ErrCapability, with nothing sent. fn is
-// registered before the request goes out, so an update that races the
-// answer is not lost; it is removed again if the request fails.
+// server that does not declare resources.subscribe gives an error wrapping
+// ErrCapability, with nothing sent. fn is registered before the request
+// goes out, so an update that races the answer is not lost; it is removed
+// again if the request fails. On 2026-07-28, SubscribeResource returns
+// once the server has acknowledged the URI's listen stream and granted
+// the subscription.
 func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mcp.ResourceUpdatedParams)) error {
 	if err := s.canSubscribe(); err != nil {
 		return err
@@ -43,7 +46,12 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mc
 	s.resourceSubs[uri] = fn
 	s.mu.Unlock()
 	s.resourceOnce.Do(func() { s.Subscribe(s.resourceUpdated) })
-	err := s.Call(ctx, mcp.MethodResourcesSubscribe, &mcp.SubscribeParams{URI: uri}, nil)
+	var err error
+	if s.modern {
+		err = s.subscribeListen(ctx, uri)
+	} else {
+		err = s.Call(ctx, mcp.MethodResourcesSubscribe, &mcp.SubscribeParams{URI: uri}, nil)
+	}
 	if err != nil {
 		s.mu.Lock()
 		if had {
@@ -57,8 +65,9 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mc
 }
 
 // UnsubscribeResource ends the subscription to uri: the callback is removed
-// at once, then resources/unsubscribe is sent. The same capability rules as
-// SubscribeResource apply.
+// at once, then resources/unsubscribe is sent, or, on 2026-07-28, the URI's
+// listen stream is closed and waited for (bounded by ctx). The same
+// capability rules as SubscribeResource apply.
 func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	if err := s.canSubscribe(); err != nil {
 		return err
@@ -66,13 +75,13 @@ func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	delete(s.resourceSubs, uri)
 	s.mu.Unlock()
+	if s.modern {
+		return s.closeResourceStream(ctx, uri)
+	}
 	return s.Call(ctx, mcp.MethodResourcesUnsubscribe, &mcp.SubscribeParams{URI: uri}, nil)
 }
 
 func (s *Session) canSubscribe() error {
-	if s.modern {
-		return fmt.Errorf("%w: resources/subscribe does not exist on 2026-07-28", ErrCapability)
-	}
 	if r := s.ServerInfo().Capabilities.Resources; r == nil || !r.Subscribe {
 		return fmt.Errorf("%w: resources.subscribe", ErrCapability)
 	}

@@ -67,7 +67,7 @@ func (h *Handlers) Serve(ctx context.Context, method string, params json.RawMess
 		if p.Mode != "" && p.Mode != "form" && p.Mode != "url" {
 			return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown elicitation mode %q", p.Mode)}
 		}
-		return h.Elicitation(ctx, &p)
+		return h.elicit(ctx, &p)
 	}
 	return nil, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "method not found: this client does not serve " + method}
 }

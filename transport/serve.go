@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,7 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 	s.handlers[key] = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
+	s.noteElicitation(msg)
 	go func() {
 		defer s.wg.Done()
 		defer func() {
@@ -46,6 +48,10 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 			cancel()
 		}()
 		result, err := s.opts.Handlers.Serve(ctx, msg.Method, msg.Params)
+		var contentErr *ElicitationContentError
+		if errors.As(err, &contentErr) {
+			s.log.Warn("mcp: the elicitation answer was refused, not sent as accept", "err", err)
+		}
 		if ctx.Err() != nil {
 			// Cancelled by the server (notifications/cancelled) or by our
 			// Close: the spec says not to answer.

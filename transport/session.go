@@ -95,6 +95,11 @@ type Session struct {
 	// mu); resourceOnce registers their dispatcher once.
 	resourceSubs map[string]func(*mcp.ResourceUpdatedParams)
 	resourceOnce sync.Once
+	// elicits records URL elicitations by id (elicit_url.go).
+	elicits elicitations
+	// rstreams are the 2026-07-28 listen streams of SubscribeResource
+	// (resourcelisten.go).
+	rstreams resourceStreams
 	// schemas are the output schemas of the tools listed (validate.go).
 	schemas toolSchemas
 	caps    mcp.ClientCapabilities
@@ -415,6 +420,9 @@ func (s *Session) deliver(msg *mcp.Message) {
 		s.log.Warn("mcp: response to no pending request", "id", msg.ID.String())
 		return
 	}
+	if msg.Error != nil && msg.Error.Code == mcp.CodeURLElicitationRequired {
+		s.noteURLElicitations(msg.Error)
+	}
 	pc.ch <- reply{msg: msg}
 }
 
@@ -465,9 +473,17 @@ func (s *Session) notification(msg *mcp.Message) {
 			}
 		}
 		return
+	case mcp.NotificationElicitationComplete:
+		s.elicitationCompleted(msg.Params)
 	case mcp.NotificationSubscriptionsAck:
-		s.checkAck(msg.Params)
+		if !s.resourceAck(msg.Params) {
+			s.checkAck(msg.Params)
+		}
 		return
+	case mcp.NotificationResourceUpdated:
+		if s.modern && !s.resourceUpdateLive(msg.Params) {
+			return
+		}
 	case mcp.NotificationMessage:
 		s.log.Debug("mcp: server log", "params", string(msg.Params))
 	}

@@ -84,8 +84,16 @@ type Handlers struct {
 	// SamplingTools declares that Sampling accepts requests with tools.
 	SamplingTools bool
 	// Elicitation answers elicitation/create: the server asks the user.
+	// For a form, the engine checks the requestedSchema before calling it,
+	// fills the schema's defaults into an accepted answer for every field
+	// left out (an empty accept takes every default), and refuses to send
+	// an answer that then breaks the schema (an *ElicitationContentError;
+	// elicit.go). For a URL elicitation, accept means the user consented,
+	// or, for one listed in a -32042 error, that the user finished; the
+	// engine then retries the failed request once (elicit_url.go).
 	Elicitation func(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	// ElicitationURL declares URL mode next to form mode.
+	// ElicitationURL declares URL mode next to form mode, and lets the
+	// engine answer -32042 errors through Elicitation.
 	ElicitationURL bool
 	// Roots answers roots/list.
 	Roots func(ctx context.Context) ([]mcp.Root, error)

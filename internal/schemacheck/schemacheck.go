@@ -28,6 +28,17 @@ func (noLoader) Load(url string) (any, error) {
 // used in error messages). An empty schema compiles to nil: nothing to
 // check.
 func Compile(url string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	return compile(url, raw, false)
+}
+
+// CompileAsserting is Compile with "format" checked rather than taken as
+// an annotation: an elicitation form's string fields name formats (email,
+// uri, date, date-time) that an answer must match before it is sent.
+func CompileAsserting(url string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	return compile(url, raw, true)
+}
+
+func compile(url string, raw json.RawMessage, assertFormat bool) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
@@ -39,6 +50,9 @@ func Compile(url string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	c.UseLoader(noLoader{})
 	// MCP says a schema without $schema is 2020-12.
 	c.DefaultDraft(jsonschema.Draft2020)
+	if assertFormat {
+		c.AssertFormat()
+	}
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}

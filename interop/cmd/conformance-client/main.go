@@ -70,7 +70,7 @@ func run() error {
 		ProtocolVersion: version,
 		ClientInfo:      mcp.Implementation{Name: "tako-conformance-client", Version: transport.Version},
 		Logger:          logger,
-		Handlers:        transport.Handlers{Elicitation: acceptDefaults},
+		Handlers:        transport.Handlers{Elicitation: acceptEmpty},
 	})
 	if err != nil {
 		return err
@@ -245,21 +245,10 @@ func sampleArgs(schema json.RawMessage) json.RawMessage {
 	return b
 }
 
-// acceptDefaults answers a form elicitation with accept and every default
-// the requested schema declares.
-func acceptDefaults(_ context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	var sc struct {
-		Properties map[string]struct {
-			Default any `json:"default"`
-		} `json:"properties"`
-	}
-	content := map[string]any{}
-	if json.Unmarshal(req.RequestedSchema, &sc) == nil {
-		for name, p := range sc.Properties {
-			if p.Default != nil {
-				content[name] = p.Default
-			}
-		}
-	}
-	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+// acceptEmpty accepts a form elicitation without touching a field, as a
+// person who leaves every field as offered would: the SDK fills in the
+// requested schema's defaults (elicitation-sep1034-client-defaults checks
+// they arrive), so none of that logic lives here.
+func acceptEmpty(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
 }

@@ -11,11 +11,22 @@
 //	progress {steps}      sends one notifications/progress per step, then returns "done: <steps> steps"
 //	sample {prompt}       asks the client's model (sampling) and returns "sampled: <model>: <text>"
 //	roots {}              asks the client for its roots and returns their URIs, one a line
+//	form {}               elicits a form (name, and color and count with defaults, all
+//	                      required) and returns the answer's content as JSON
+//	login {}              fails with -32042 (a URL elicitation) until visit has been
+//	                      called with its elicitationId, then returns "logged in"
+//	visit {elicitationId} stands for the user's browser reaching the login page: it
+//	                      sends notifications/elicitation/complete for that id
+//	touch {uri}           sends notifications/resources/updated for uri to its subscribers
 //
-// sample and roots are written in the multi round-trip style of 2026-07-28
-// (the handler returns input requests, the client retries with the answers).
-// The SDK bridges that style to server-to-client requests for clients on
-// earlier revisions, so one handler exercises both of tako's paths.
+// Resources: mem://a and mem://b, text, subscribable (legacy
+// resources/subscribe, or subscriptions/listen on 2026-07-28).
+//
+// sample, roots and form are written in the multi round-trip style of
+// 2026-07-28 (the handler returns input requests, the client retries with
+// the answers). The SDK bridges that style to server-to-client requests for
+// clients on earlier revisions, so one handler exercises both of tako's
+// paths.
 package main
 
 //lint:file-ignore SA1019 sampling and roots are deprecated from 2026-07-28 on, but the earlier revisions tako speaks still have them, so this peer must offer them.
@@ -119,7 +130,12 @@ type sampleIn struct {
 }
 
 func newServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, &mcp.ServerOptions{
+		// Subscriptions are kept by the SDK itself; the handlers only
+		// have to agree.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -202,6 +218,8 @@ func newServer() *mcp.Server {
 			return text(strings.Join(uris, "\n")), nil, nil
 		})
 
+	addElicitationTools(s)
+	addResources(s)
 	return s
 }
 
