@@ -112,10 +112,19 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // returned: on 2025-11-25 when p.Task is set or the tool's taskSupport is
 // "required", on 2026-07-28 when Options.Capabilities declares the tasks
 // extension and the server answers with a task. If ctx ends first, the
-// task is cancelled. CallToolTask returns the handle instead.
+// task is cancelled. p.Task on a tool that forbids tasks, or a server
+// without task support, is dropped. CallToolTask returns the handle
+// instead.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if s.mustTask(p) {
 		return s.callToolAsTask(ctx, p)
+	}
+	if p.Task != nil {
+		// Not to be a task: a tool that forbids it, a server without task
+		// support, or 2026-07-28, where params.task does not exist.
+		q := *p
+		q.Task = nil
+		p = &q
 	}
 	raw, err := marshalObject(p)
 	if err != nil {
