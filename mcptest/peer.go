@@ -626,6 +626,8 @@ func (p *Peer) modernDispatch(ctx context.Context, msg *mcp.Message, meta mcp.Me
 		return p.callTool(ctx, msg, true, version, caps, meta)
 	case mcp.MethodSubscriptionsListen:
 		return p.listen(ctx, msg)
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		return p.taskRequest(msg, caps)
 	case mcp.MethodPing:
 		// ping is gone from 2026-07-28; answer anyway, so that a client
 		// that still sends it learns of its mistake from Violations.

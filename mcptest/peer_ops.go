@@ -158,6 +158,9 @@ func (p *Peer) callTool(ctx context.Context, msg *mcp.Message, modern bool, vers
 		s.violation(p, "tools/call %s: inputResponses or requestState in a legacy session", cp.Name)
 	}
 
+	if modern && s.taskEligible(entry, caps) {
+		return p.createTask(entry, req)
+	}
 	res, err := runHandler(ctx, entry.handler, req)
 	if ctx.Err() != nil {
 		// Cancelled by the client or the connection ended: whatever the

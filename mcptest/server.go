@@ -123,6 +123,10 @@ type Options struct {
 	// and Wait only fails on its context.
 	DisableRecording bool
 
+	// TaskPollInterval is the pollIntervalMs the server suggests for the
+	// tasks of the 2026-07-28 extension (tasks.go). Zero means 10 ms.
+	TaskPollInterval time.Duration
+
 	// Logger receives the server's diagnostics (protocol violations by the
 	// client, handler panics). Nil discards them.
 	Logger *slog.Logger
@@ -183,6 +187,8 @@ type Server struct {
 	violations []string
 	peers      map[*Peer]struct{}
 	nextPeer   int
+	tasks      map[string]*serverTask // the tasks extension's (tasks.go)
+	nextTask   int
 }
 
 // maxViolations bounds the violation log, so that a client that misbehaves

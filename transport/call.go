@@ -80,7 +80,7 @@ func (s *Session) callOnce(ctx context.Context, method string, params json.RawMe
 	if !s.modern || !mrtrMethod(method) {
 		res, err := s.send(ctx, method, params, info)
 		if err == nil {
-			err = checkResultType(method, res)
+			err = checkResultType(method, res, s.tasksAccepted(ctx))
 		}
 		if err != nil {
 			return nil, err
@@ -125,6 +125,11 @@ func (s *Session) callOnce(ctx context.Context, method string, params json.RawMe
 		case "", mcp.ResultTypeComplete:
 			return res, nil, nil
 		case mcp.ResultTypeInputRequired:
+		case mcp.ResultTypeTask:
+			if method == mcp.MethodToolsCall && s.tasksAccepted(ctx) {
+				return res, nil, nil // a task created; tasks.go takes it from here
+			}
+			return nil, nil, fmt.Errorf("%w: %s returned resultType %q, but this request did not opt in to the %s extension", ErrProtocol, method, head.ResultType, mcp.ExtensionTasks)
 		default:
 			return nil, nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
 		}
@@ -263,9 +268,7 @@ func (s *Session) roundTripID(ctx context.Context, n int64, method string, param
 	if withMeta {
 		var meta []byte
 		if s.modern {
-			if b := s.metaBody.Load(); b != nil {
-				meta = *b
-			}
+			meta = s.requestMeta(ctx)
 		}
 		if fn := progressFrom(ctx); fn != nil {
 			pc.progress = fn

@@ -66,7 +66,7 @@ func cmpOr(a, b *struct{}) *struct{} {
 // know (checklist §1B.9: an unrecognised value is an invalid response), on
 // every method. Most results have no resultType (legacy servers) or
 // "complete"; the common case costs one bytes.Contains.
-func checkResultType(method string, res json.RawMessage) error {
+func checkResultType(method string, res json.RawMessage, tasks bool) error {
 	if !bytes.Contains(res, []byte(`"resultType"`)) {
 		return nil
 	}
@@ -80,8 +80,8 @@ func checkResultType(method string, res json.RawMessage) error {
 	case "", mcp.ResultTypeComplete:
 		return nil
 	case mcp.ResultTypeTask:
-		if method == mcp.MethodToolsCall {
-			return nil // the tasks extension's CreateTaskResult
+		if method == mcp.MethodToolsCall && tasks {
+			return nil // the tasks extension's CreateTaskResult, asked for
 		}
 	}
 	return fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)

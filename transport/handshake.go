@@ -153,6 +153,7 @@ func (s *Session) buildMeta() {
 	b, _ := json.Marshal(meta) // plain structs and strings: cannot fail
 	body := b[1 : len(b)-1]
 	s.metaBody.Store(&body)
+	s.buildTaskMeta(meta, caps)
 }
 
 func (s *Session) clearModern() {

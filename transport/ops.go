@@ -107,7 +107,25 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // structuredContent of a tool listed with an outputSchema is validated
 // against it (validate.go): a mismatch is an *OutputSchemaError, returned
 // together with the result.
+//
+// A call that runs as a task (tasks.go) is waited for, and its result
+// returned: on 2025-11-25 when p.Task is set or the tool's taskSupport is
+// "required", on 2026-07-28 when Options.Capabilities declares the tasks
+// extension and the server answers with a task. If ctx ends first, the
+// task is cancelled. p.Task on a tool that forbids tasks, or a server
+// without task support, is dropped. CallToolTask returns the handle
+// instead.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if s.mustTask(p) {
+		return s.callToolAsTask(ctx, p)
+	}
+	if p.Task != nil {
+		// Not to be a task: a tool that forbids it, a server without task
+		// support, or 2026-07-28, where params.task does not exist.
+		q := *p
+		q.Task = nil
+		p = &q
+	}
 	raw, err := marshalObject(p)
 	if err != nil {
 		return nil, err
@@ -117,6 +135,19 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
+	if s.modern && s.tasksAccepted(ctx) {
+		t, err := s.toolTask(p.Name, res)
+		if err != nil {
+			return nil, err
+		}
+		return t.waitOwned(ctx)
+	}
+	return s.decodeToolResult(p.Name, res)
+}
+
+// decodeToolResult decodes a tools/call result of tool and validates its
+// structured output; an *OutputSchemaError comes with the result.
+func (s *Session) decodeToolResult(tool string, res json.RawMessage) (*mcp.CallToolResult, error) {
 	var r mcp.CallToolResult
 	// The result's bytes belong to this call alone, so the decoded value
 	// may alias them (the hot path of every agent; see
@@ -127,7 +158,7 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
 	}
-	if err := s.checkOutput(p.Name, &r); err != nil {
+	if err := s.checkOutput(tool, &r); err != nil {
 		return &r, err
 	}
 	return &r, nil

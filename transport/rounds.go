@@ -100,15 +100,25 @@ func Rounds[R any](ctx context.Context, h *Handlers, what string, send func(ctx 
 		}
 		answers = make(map[string]any, len(asks))
 		for key, r := range asks {
-			out, err := h.Serve(ctx, r.Method, r.Params)
+			out, err := answerInput(ctx, h, what, key, r)
 			if err != nil {
-				var rpcErr *mcp.Error
-				if errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeMethodNotFound {
-					return zero, fmt.Errorf("%s: %w: the server asked for %s: %s", what, ErrCapability, r.Method, rpcErr.Message)
-				}
-				return zero, fmt.Errorf("%s: answering %s for input request %q: %w", what, r.Method, key, err)
+				return zero, err
 			}
 			answers[key] = out
 		}
 	}
+}
+
+// answerInput serves one input request of a multi-round-trip call or a
+// task: a request no handler serves is an error wrapping ErrCapability.
+func answerInput(ctx context.Context, h *Handlers, what, key string, r mcp.InputRequest) (any, error) {
+	out, err := h.Serve(ctx, r.Method, r.Params)
+	if err != nil {
+		var rpcErr *mcp.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeMethodNotFound {
+			return nil, fmt.Errorf("%s: %w: the server asked for %s: %s", what, ErrCapability, r.Method, rpcErr.Message)
+		}
+		return nil, fmt.Errorf("%s: answering %s for input request %q: %w", what, r.Method, key, err)
+	}
+	return out, nil
 }

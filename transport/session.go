@@ -86,6 +86,7 @@ type Session struct {
 	// the version they name. SetLogLevel replaces them while calls read
 	// them, hence the atomic.
 	metaBody    atomic.Pointer[[]byte]
+	metaTasks   atomic.Pointer[[]byte] // metaBody opted in to tasks (tasks.go)
 	metaVersion string
 	logLevel    mcp.LoggingLevel // guarded by mu; see SetLogLevel
 	levelMu     sync.Mutex       // orders SetLogLevel's rebuilds of metaBody

@@ -50,6 +50,8 @@ type toolSchemas struct {
 	mu       sync.Mutex
 	raw      map[string]json.RawMessage
 	compiled map[string]compiledSchema
+	// support is each listed tool's execution.taskSupport (tasks.go).
+	support map[string]string
 }
 
 type compiledSchema struct {
@@ -65,8 +67,10 @@ func (ts *toolSchemas) learn(tools []mcp.Tool, replace bool) {
 	defer ts.mu.Unlock()
 	if replace || ts.raw == nil {
 		ts.raw = make(map[string]json.RawMessage, len(tools))
+		ts.support = make(map[string]string, len(tools))
 	}
 	for i := range tools {
+		ts.support[tools[i].Name] = taskSupportOf(&tools[i])
 		if s := bytes.TrimSpace(tools[i].OutputSchema); len(s) > 0 && string(s) != "null" {
 			ts.raw[tools[i].Name] = bytes.Clone(s)
 		} else {

@@ -9,6 +9,13 @@
 //	progress {steps}      sends one notifications/progress per step, then returns "done: <steps> steps"
 //	sample {prompt}       asks the client's model (sampling) and returns "sampled: <model>: <text>"
 //	roots {}              asks the client for its roots and returns their URIs, one a line
+//	slow {ms}             waits ms milliseconds (at most a minute), then returns "slept <ms> ms";
+//	                      taskSupport optional, so it runs as a task when asked
+//	fail_job {}           fails with a JSON-RPC error; taskSupport required
+//
+// The server declares tasks (list, cancel, requests.tools.call): mcp-go
+// runs tools with task support as 2025-11-25 tasks and sends
+// notifications/tasks/status when one ends.
 //
 // sample and roots return input requests (the multi round-trip style of
 // 2026-07-28); mcp-go turns them into server-to-client requests for clients
@@ -27,6 +34,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -88,7 +96,9 @@ func serveHTTP(ctx context.Context, s *server.MCPServer, addr string, stateless 
 func newServer() *server.MCPServer {
 	s := server.NewMCPServer("interop-mcpgo", "1.0.0",
 		server.WithToolCapabilities(true),
+		server.WithTaskCapabilities(true, true, true),
 	)
+	addTaskTools(s)
 
 	s.AddTool(mcp.NewTool("echo",
 		mcp.WithDescription("Echoes back the message"),
@@ -211,4 +221,32 @@ func samplingText(content any) string {
 		return strings.Join(parts, "\n")
 	}
 	return ""
+}
+
+// addTaskTools adds the tools that run as tasks.
+func addTaskTools(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("slow",
+		mcp.WithDescription("Waits, then answers; runs as a task when asked"),
+		mcp.WithNumber("ms", mcp.Description("milliseconds to wait (default 200, at most 60000)")),
+		mcp.WithTaskSupport(mcp.TaskSupportOptional),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ms := req.GetInt("ms", 200)
+		if ms < 0 || ms > 60000 {
+			return mcp.NewToolResultError(fmt.Sprintf("ms must be within 0..60000, got %d", ms)), nil
+		}
+		// The context is not watched: mcp-go v1.2.1 hands a task's handler
+		// a context that ends with the tools/call request that created the
+		// task, which would cancel every task as soon as it is created.
+		// tasks/cancel still works: mcp-go marks the task cancelled itself
+		// and ignores the handler's late result.
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return mcp.NewToolResultText(fmt.Sprintf("slept %d ms", ms)), nil
+	})
+
+	s.AddTool(mcp.NewTool("fail_job",
+		mcp.WithDescription("Fails with a protocol error; must run as a task"),
+		mcp.WithTaskSupport(mcp.TaskSupportRequired),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("fail_job always fails")
+	})
 }
