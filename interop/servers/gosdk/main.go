@@ -12,6 +12,9 @@
 //	sample {prompt}       asks the client's model (sampling) and returns "sampled: <model>: <text>"
 //	roots {}              asks the client for its roots and returns their URIs, one a line
 //
+// With -extra-tools also meta and grow (extra.go); -ttl sets the ttlMs of
+// list and read results.
+//
 // sample and roots are written in the multi round-trip style of 2026-07-28
 // (the handler returns input requests, the client retries with the answers).
 // The SDK bridges that style to server-to-client requests for clients on
@@ -119,7 +122,8 @@ type sampleIn struct {
 }
 
 func newServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, serverOptions())
+	addExtraTools(s)
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
