@@ -2,12 +2,15 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/registry"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -163,5 +166,50 @@ func TestCacheTTLWithGoSDK(t *testing.T) {
 				t.Fatalf("after list_changed: %d tools/list sent, want %d", n, want+1)
 			}
 		})
+	}
+}
+
+// TestRegistryRefreshUsesSessionCache: the registry asks a Session whose
+// server gives a ttlMs on every Refresh, and the Session's cache answers
+// while the TTL holds, so nothing reaches the official Go SDK's server; a
+// list_changed makes the registry list once more, on the wire.
+func TestRegistryRefreshUsesSessionCache(t *testing.T) {
+	ctx := testContext(t)
+	s, w := connectLogged(t, ctx, []string{"-ttl", "60000", "-extra-tools"}, nil)
+	refreshed := make(chan error, 1)
+	r := registry.New(registry.Options{OnRefresh: func(_ string, err error) { refreshed <- err }})
+	defer r.Close()
+	if err := r.AddServer(ctx, "gosdk", s, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := r.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		<-refreshed
+	}
+	if n, ttl := w.requests(mcp.MethodToolsList); n != 1 || !ttl {
+		t.Fatalf("AddServer and three Refreshes sent %d tools/list (ttlMs seen: %v), want 1", n, ttl)
+	}
+	select {
+	case <-w.acked:
+	case <-ctx.Done():
+		t.Fatal("the listen stream was never acknowledged")
+	}
+	if res := r.Dispatch(ctx, registry.Call{Name: "grow", Arguments: json.RawMessage(`{}`)}); res.IsError {
+		t.Fatal(res.Text())
+	}
+	if err := <-refreshed; err != nil { // the refresh list_changed caused
+		t.Fatal(err)
+	}
+	if err := r.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-refreshed
+	if n, _ := w.requests(mcp.MethodToolsList); n != 2 {
+		t.Fatalf("after list_changed: %d tools/list sent, want 2", n)
+	}
+	if !slices.ContainsFunc(r.Tools(), func(d registry.Definition) bool { return d.Name == "grown-1" }) {
+		t.Fatalf("the new tool is not registered: %v", r.Tools())
 	}
 }

@@ -389,3 +389,14 @@ func (s *Session) dropPages(method string) {
 		s.cache.dropMethods(method)
 	}
 }
+
+// ResultCacher is implemented by transports that keep results for as long
+// as the server allows (Session, unless Options.DisableCache). A program
+// that lists again on a timer, such as the registry's Refresh, may then
+// simply ask: the transport answers from its cache while the server's
+// ttlMs holds and sends nothing.
+type ResultCacher interface {
+	CachesResults() bool
+}
+
+var _ ResultCacher = (*Session)(nil)
