@@ -53,7 +53,7 @@ func start(t *testing.T, version string, sr *tracetest.SpanRecorder) (*mcptest.S
 func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
