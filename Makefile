@@ -3,22 +3,24 @@
 # `npm ci` itself when the npm peers are missing or older than the lock.
 #
 #   make demo      build the CLI and the demo server, list and call a tool
-#   make test      go vet, then go test -race in both modules
+#   make test      go vet, then go test -race in the root, interop and otel modules
 #   make interop   only the interop tests (interop/, its own module)
 #   make bench     benchmarks of the root module
 #   make bench-peers  tako's client against the peers' and a hand-written floor (bench/, its own module)
 #   make bench-smoke  build and vet bench/ and run its smoke tests (every client answers), no benchmarks
-#   make lint      gofmt, go vet and staticcheck over the three modules
+#   make lint      gofmt, go vet and staticcheck over the four modules
 #   make fuzz      each fuzz target for FUZZTIME (default 30s), one after another
 #   make clean     remove what the targets built
 #   make proto     regenerate proto/mcppb from proto/*.proto (pinned protoc and plugins)
 
 GO         ?= go
 BIN        := bin
-MODULES    := . interop
+# otel/ is the OpenTelemetry integration, a module of its own so that the
+# core's go.mod carries no OpenTelemetry.
+MODULES    := . interop otel
 # lint covers bench/ too; its tests are benchmarks, run by bench-peers, and
 # a smoke test, run by bench-smoke.
-LINT_MODULES := . interop bench
+LINT_MODULES := . interop otel bench
 # Pinned: staticcheck v0.8.2 is built for Go 1.26 (its go.mod says go 1.26.0),
 # so it understands the language and standard library this repo is built with.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -63,11 +65,12 @@ test: vet gotest
 vet:
 	@for m in $(MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# Both modules run even when the first fails, so one run shows every failure.
+# Every module runs even when one fails, so one run shows every failure.
 gotest: $(NPM_STAMP)
 	@status=0; \
 	echo "go test -race ./... (.)"; $(GO) test -race -timeout 8m ./... || status=1; \
 	echo "go test -race ./... (interop)"; (cd interop && $(GO) test -race -timeout 8m ./...) || status=1; \
+	echo "go test -race ./... (otel)"; (cd otel && $(GO) test -race -timeout 8m ./...) || status=1; \
 	exit $$status
 
 interop: $(NPM_STAMP)

@@ -4,11 +4,15 @@ go 1.26.0
 
 replace github.com/tako-mcp/tako => ../
 
+replace github.com/tako-mcp/tako/otel => ../otel
+
 require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tako-mcp/tako v0.0.0-00010101000000-000000000000
+	github.com/tako-mcp/tako/otel v0.0.0-00010101000000-000000000000
 	github.com/zitadel/oidc/v3 v3.52.0
+	go.opentelemetry.io/otel/sdk v1.46.0
 	go.uber.org/goleak v1.3.0
 )
 

@@ -236,6 +236,11 @@ func (p ttlTransport) TTL(method string) (time.Duration, bool) {
 	return p.ttl, method == mcp.MethodToolsList
 }
 
+// CachesResults is false, as for the gRPC client: a TTL but no cache of its
+// own, so the registry keeps the clock. (The Session inside would say true,
+// but its cache never saw this TTL.)
+func (p ttlTransport) CachesResults() bool { return false }
+
 func TestServerTTLOverridesCacheTTL(t *testing.T) {
 	// The registry's own cache time would refresh at once; the server says
 	// its list stays fresh for an hour, and the server wins.

@@ -54,11 +54,23 @@ func decodeResult(method string, res json.RawMessage, result any) error {
 	return nil
 }
 
-// call runs one logical request: the round trip and, where the method allows
-// it, the input_required rounds that follow (Rounds), and, after a -32042
-// the handlers could satisfy, one retry (elicit_url.go). info, when the
-// caller has it, is what an Informed Conn needs to know of the request.
+// call runs one logical request: from the cache where the server allowed
+// it (cache.go), else through callRounds. info, when the caller has it, is
+// what an Informed Conn needs to know of the request.
 func (s *Session) call(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
+	if s.cache != nil && cacheable(method) {
+		return s.cachedCall(ctx, method, params, info)
+	}
+	res, _, err := s.callRounds(ctx, method, params, info)
+	return res, err
+}
+
+// callRounds runs the round trip and, where the method allows it, the
+// input_required rounds that follow (Rounds), and, after a -32042 the
+// handlers could satisfy, one retry (elicit_url.go). answered reports that
+// the result came from a round that carried input responses, or from the
+// retry after the user's interaction: neither may be cached.
+func (s *Session) callRounds(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (res json.RawMessage, answered bool, err error) {
 	if s.opts.CallTimeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -66,31 +78,33 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 			defer cancel()
 		}
 	}
-	res, err := s.callOnce(ctx, method, params, info)
+	res, answered, err = s.callOnce(ctx, method, params, info)
 	if rpcErr := s.urlElicitationRequired(err); rpcErr != nil {
 		if err := s.completeURLElicitations(ctx, method, rpcErr); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return s.callOnce(ctx, method, params, info)
+		res, _, err = s.callOnce(ctx, method, params, info)
+		return res, true, err
 	}
-	return res, err
+	return res, answered, err
 }
 
-func (s *Session) callOnce(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (json.RawMessage, error) {
+func (s *Session) callOnce(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (res json.RawMessage, answered bool, err error) {
 	if !s.modern || !mrtrMethod(method) {
 		res, err := s.send(ctx, method, params, info)
 		if err == nil {
 			err = checkResultType(method, res, s.tasksAccepted(ctx))
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return res, nil
+		return res, false, nil
 	}
 	var state json.RawMessage
-	return Rounds(ctx, &s.opts.Handlers, method, func(ctx context.Context, answers map[string]any) (json.RawMessage, map[string]mcp.InputRequest, error) {
+	res, err = Rounds(ctx, &s.opts.Handlers, method, func(ctx context.Context, answers map[string]any) (json.RawMessage, map[string]mcp.InputRequest, error) {
 		req := params
 		if answers != nil {
+			answered = true
 			var extra []member
 			if len(answers) > 0 {
 				b, err := json.Marshal(answers)
@@ -139,6 +153,7 @@ func (s *Session) callOnce(ctx context.Context, method string, params json.RawMe
 		}
 		return nil, head.InputRequests, nil
 	})
+	return res, answered, err
 }
 
 // maxRenewals bounds how often a legacy session is re-established without
@@ -248,7 +263,8 @@ func mrtrMethod(m string) bool {
 
 // roundTrip sends one request and waits for its response. withMeta adds the
 // era's _meta members (and a progress token when the context asks for
-// progress).
+// progress). With Options.Middleware the request goes through the chain
+// (middleware.go) on its way to exchange.
 func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, withMeta bool, info *RequestInfo) (json.RawMessage, error) {
 	return s.roundTripID(ctx, s.nextID.Add(1), method, params, withMeta, info)
 }
@@ -262,23 +278,37 @@ func (s *Session) roundTripID(ctx context.Context, n int64, method string, param
 		return nil, fmt.Errorf("%s: %w", method, s.err)
 	default:
 	}
+	if s.handler != nil {
+		return s.handler(ctx, &Request{Method: method, ID: mcp.Int64ID(n), Params: params, n: n, withMeta: withMeta, info: info})
+	}
+	return s.exchange(ctx, n, method, params, withMeta, info, nil)
+}
+
+// exchange writes request n and waits for its response; extra are _meta
+// members a middleware added.
+func (s *Session) exchange(ctx context.Context, n int64, method string, params json.RawMessage, withMeta bool, info *RequestInfo, extra []member) (json.RawMessage, error) {
 	id := mcp.Int64ID(n)
 	pc := getPending()
 	defer putPending(pc)
-	if withMeta {
+	if withMeta || len(extra) > 0 {
 		var meta []byte
-		if s.modern {
-			meta = s.requestMeta(ctx)
+		if s.modern && withMeta {
+			if b := s.requestMeta(ctx); b != nil {
+				// Clipped: what is appended below must not reach the
+				// shared bytes.
+				meta = b[:len(b):len(b)]
+			}
 		}
-		if fn := progressFrom(ctx); fn != nil {
+		if fn := progressFrom(ctx); fn != nil && withMeta {
 			pc.progress = fn
 			if len(meta) > 0 {
-				meta = append(append(meta[:len(meta):len(meta)], ','), `"progressToken":`...)
+				meta = append(append(meta, ','), `"progressToken":`...)
 			} else {
 				meta = []byte(`"progressToken":`)
 			}
 			meta = strconv.AppendInt(meta, n, 10)
 		}
+		meta = appendMembers(meta, extra)
 		if len(meta) > 0 {
 			var err error
 			if params, err = addMeta(params, meta); err != nil {

@@ -73,6 +73,7 @@ func pages[T any](ctx context.Context, s *Session, method string, page func(json
 			if err != nil {
 				if cursor != nil && !restarted && isInvalidCursor(err) {
 					s.log.Debug("mcp: invalid cursor; listing again from the first page", "method", method, "err", err)
+					s.dropPages(method)
 					restarted, cursor = true, nil
 					clear(seenCursors)
 					continue
@@ -224,6 +225,7 @@ func onePage[R any](ctx context.Context, s *Session, method string, cursor *stri
 	res, err := s.fetchPage(ctx, method, cursor)
 	if err != nil {
 		if cursor != nil && isInvalidCursor(err) {
+			s.dropPages(method)
 			return nil, fmt.Errorf("%s: %w: %w", method, ErrInvalidCursor, err)
 		}
 		return nil, err

@@ -41,6 +41,7 @@ func listAll[T any](ctx context.Context, s *Session, method string, page func(js
 				// The server forgot the cursor or the list changed under
 				// it: start again, once, from the first page (§6A).
 				s.log.Debug("mcp: invalid cursor; listing again from the first page", "method", method, "err", err)
+				s.dropPages(method)
 				restarted, cursor, out, ttl = true, nil, out[:0], nil
 				clear(seen)
 				continue
@@ -233,10 +234,13 @@ func (s *Session) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Com
 // Ping checks that the server answers. On 2026-07-28, which has no ping,
 // it sends server/discover instead.
 func (s *Session) Ping(ctx context.Context) error {
+	method := mcp.MethodPing
 	if s.modern {
-		return s.Call(ctx, mcp.MethodDiscover, nil, nil)
+		method = mcp.MethodDiscover
 	}
-	return s.Call(ctx, mcp.MethodPing, nil, nil)
+	// Past the cache: an answer from it would prove nothing.
+	_, _, err := s.callRounds(ctx, method, nil, nil)
+	return err
 }
 
 // TTL reports how long the server said the last full listing of method

@@ -92,6 +92,23 @@ type Options struct {
 	// this level: logging/setLevel after a legacy handshake, the
 	// per-request _meta key on 2026-07-28.
 	LogLevel mcp.LoggingLevel
+
+	// Middleware wrap every request the session sends, the first
+	// outermost (middleware.go): tracing, metrics, logging.
+	Middleware []Middleware
+
+	// Cache, when set, is where the session keeps the results servers
+	// allow to be cached (cache.go), shared with the other sessions given
+	// it; nil means a cache of the session's own. CacheServer names the
+	// server in the shared cache: sessions with the same CacheServer share
+	// public entries, and with the same CacheIdentity (the authorization
+	// context: a user, a token's subject) private ones too. Empty, they
+	// share nothing. DisableCache turns caching off: every request is
+	// sent.
+	Cache         *Cache
+	CacheServer   string
+	CacheIdentity string
+	DisableCache  bool
 }
 
 type progressKey struct{}

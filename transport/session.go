@@ -106,6 +106,11 @@ type Session struct {
 	caps    mcp.ClientCapabilities
 
 	nextID atomic.Int64
+	// handler is the Options.Middleware chain around exchange; nil without
+	// middleware (middleware.go).
+	handler Handler
+	// cache keeps cacheable results (cache.go); nil when disabled.
+	cache *sessionCache
 
 	mu       sync.Mutex
 	pending  map[int64]*pendingCall
@@ -221,6 +226,8 @@ func newSession(conn Conn, opts *Options) *Session {
 		s.opts.MaxServerRequests = DefaultMaxServerRequests
 	}
 	s.events.init(s.opts.MaxQueuedNotifications)
+	s.handler = s.chain()
+	s.cache = s.newCache()
 	s.refusals = make(chan *mcp.Message, refusalQueue)
 	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
 	s.wg.Add(3)
@@ -345,6 +352,9 @@ func (s *Session) end(reason error) {
 		}
 		s.mu.Unlock()
 		close(s.done)
+		if s.cache != nil && s.opts.Cache != nil {
+			s.cache.release()
+		}
 		for _, c := range cancels {
 			c()
 		}
@@ -428,6 +438,9 @@ func (s *Session) deliver(msg *mcp.Message) {
 }
 
 func (s *Session) notification(msg *mcp.Message) {
+	if s.cache != nil {
+		s.cache.notified(msg)
+	}
 	switch msg.Method {
 	case mcp.NotificationProgress:
 		var p mcp.ProgressParams

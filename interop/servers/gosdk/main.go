@@ -22,6 +22,9 @@
 // Resources: mem://a and mem://b, text, subscribable (legacy
 // resources/subscribe, or subscriptions/listen on 2026-07-28).
 //
+// With -extra-tools also meta and grow (extra.go); -ttl sets the ttlMs of
+// list and read results.
+//
 // sample, roots and form are written in the multi round-trip style of
 // 2026-07-28 (the handler returns input requests, the client retries with
 // the answers). The SDK bridges that style to server-to-client requests for
@@ -130,12 +133,8 @@ type sampleIn struct {
 }
 
 func newServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, &mcp.ServerOptions{
-		// Subscriptions are kept by the SDK itself; the handlers only
-		// have to agree.
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	})
+	s := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, serverOptions())
+	addExtraTools(s)
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
