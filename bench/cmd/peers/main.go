@@ -36,6 +36,7 @@ func main() {
 	reps := flag.Int("reps", 3, "runs of each client")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
 	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
+	tunedSuites := flag.String("tuned-suites", "calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
 	quick := flag.Bool("quick", false, "a tenth of the calls: check the harness, not the figures")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound on one worker")
 	flag.Parse()
@@ -86,6 +87,9 @@ func main() {
 				if t == nil {
 					fmt.Fprintln(os.Stderr, "peers: no transport", tn)
 					os.Exit(2)
+				}
+				if tn == "http-tuned" && !slices.Contains(strings.Split(*tunedSuites, ","), suite) {
+					continue
 				}
 				for _, cn := range t.Clients() {
 					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
