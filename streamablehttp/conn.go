@@ -27,7 +27,8 @@ package streamablehttp
 // request and then its response. Each POST stream is read by one goroutine,
 // started by Write, which queues what it reads for Read; streams are per
 // request by nature, so this is a goroutine per request in flight, never one
-// per message. On the legacy wire one more goroutine holds the standalone
+// per message (and a goroutine that has read a stream waits a while for the
+// next, which then costs no new goroutine: see startStream). On the legacy wire one more goroutine holds the standalone
 // GET stream, and on the 2024-11-05 wire one holds the SSE stream that
 // carries every server message. Nothing else runs.
 //
@@ -204,7 +205,8 @@ type Conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	q      queue
-	budget *budget // for the bytes every stream has read and not yet delivered
+	budget *budget        // for the bytes every stream has read and not yet delivered
+	jobs   chan streamJob // to an idle stream goroutine (startStream)
 
 	mu        sync.Mutex
 	closed    bool
@@ -287,6 +289,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	c.budget = newBudget(c.maxSize)
+	c.jobs = make(chan streamJob)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.q.init()
 	return c, nil
