@@ -439,7 +439,7 @@ func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<-
 	case ct == "text/event-stream":
 		c.readPOSTStream(r, resp.Body)
 	case ct == "application/json":
-		c.readJSONBody(r, resp.Body)
+		c.readJSONBody(r, resp.Body, resp.ContentLength)
 	default:
 		// 202 or an empty 200: the answer will come on another stream
 		// (the GET stream, for some servers). Leave r registered.

@@ -227,3 +227,25 @@ func TestSSEHugeEventAllocatesItsSizeOnce(t *testing.T) {
 		t.Errorf("reading a %d MiB event allocated %.1f MiB, want about its size", size>>20, float64(got)/(1<<20))
 	}
 }
+
+// TestReadBodyOfKnownLengthAllocatesItOnce: a JSON answer whose length the
+// server gave is read into one slice of that size (io.ReadAll would grow
+// one to about twice that), and a body longer than it said is an error.
+func TestReadBodyOfKnownLengthAllocatesItOnce(t *testing.T) {
+	const size = 4 << 20
+	body := bytes.Repeat([]byte("x"), size)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b, err := readBody(&choppy{b: body, n: 32 << 10}, size, 64<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(b) != size {
+		t.Fatalf("err %v, %d bytes", err, len(b))
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size*5/4 {
+		t.Errorf("reading a %d MiB body allocated %.1f MiB", size>>20, float64(got)/(1<<20))
+	}
+	if _, err := readBody(bytes.NewReader(body), size-1, 64<<20); !errors.Is(err, transport.ErrProtocol) {
+		t.Errorf("a body past its length: err %v, want ErrProtocol", err)
+	}
+}
