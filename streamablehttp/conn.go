@@ -89,6 +89,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tako-mcp/tako/internal/waitgroup"
@@ -207,6 +208,9 @@ type Conn struct {
 	q      queue
 	budget *budget        // for the bytes every stream has read and not yet delivered
 	jobs   chan streamJob // to an idle stream goroutine (startStream)
+	// lingers records a server that keeps streams open after their
+	// response (see finish).
+	lingers atomic.Bool
 
 	mu        sync.Mutex
 	closed    bool

@@ -273,14 +273,21 @@ func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, body []byte) er
 	if resp.StatusCode/100 != 2 {
 		return statusError(resp, readErrorBody(resp), what, hdr.Get("Mcp-Session-Id"))
 	}
+	var opened <-chan struct{}
+	if msg.Method == mcp.NotificationInitialized {
+		// The GET stream starts while this POST still holds its
+		// connection, so that the long-lived stream dials one of its own
+		// and the warm connection stays for the first call (which would
+		// otherwise dial).
+		opened = c.startGET()
+	}
 	// Drain a little so the connection can be reused, then let it go.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	resp.Body.Close()
-	if msg.Method == mcp.NotificationInitialized {
+	if opened != nil {
 		// Wait (briefly) until the GET stream is open, so that what the
 		// server pushes right after the handshake is not missed, and a
 		// stream the server opens later is not taken for a resumption.
-		opened := c.startGET()
 		t := time.NewTimer(getOpenWait)
 		defer t.Stop()
 		select {

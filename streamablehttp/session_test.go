@@ -388,3 +388,38 @@ func TestSSEStreamReadToItsEndAfterTheResponse(t *testing.T) {
 		t.Fatalf("%d SSE bodies read to their end, want at least %d", n, calls)
 	}
 }
+
+// TestLingeringServerIsRemembered: a server that keeps each stream open
+// well past its response gets its stream cut, and is remembered, so that
+// later responses wait only briefly for an end that will not come; a
+// server that ends its streams promptly never is.
+func TestLingeringServerIsRemembered(t *testing.T) {
+	for _, tc := range []struct {
+		linger time.Duration
+		want   bool
+	}{{0, false}, {time.Second, true}} {
+		hs, _ := sseServer(t, tc.linger)
+		ctx := testContext(t)
+		conn, err := streamablehttp.Dial(ctx, hs.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each call against the lingering server holds its response for
+		// endWait; the first stream is cut drainWait after its response,
+		// some calls later. 200 calls are far more than that takes.
+		for i := 0; i < 200 && !conn.Lingers(); i++ {
+			if _, err := callEcho(ctx, s, fmt.Sprint(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := conn.Lingers()
+		s.Close()
+		if got != tc.want {
+			t.Errorf("linger %v: Lingers() = %v, want %v", tc.linger, got, tc.want)
+		}
+	}
+}

@@ -263,8 +263,11 @@ func (c *Conn) deliver(m *mcp.Message, r *request) {
 // Bounds on reading a stream past its response (finish). The server
 // should end the stream right after the response (checklist §4B.5).
 const (
-	// endWait is how long the response is held for the stream's end.
-	endWait = 2 * time.Millisecond
+	// endWait is how long the response is held for the stream's end;
+	// lingerWait replaces it once the server has been seen to keep a
+	// stream open past drainWait.
+	endWait    = 20 * time.Millisecond
+	lingerWait = 2 * time.Millisecond
 	// drainWait and maxDrain bound the reading of what follows; a
 	// stream that goes on past them is cut.
 	drainWait = 250 * time.Millisecond
@@ -279,23 +282,33 @@ const (
 // read to its end, and the caller cancels its context (and sends its next
 // request) the moment its call returns. A stream closed at its response
 // costs a TCP connection per call; a response queued before the stream's
-// end makes the next sequential call race the end for the connection. The
-// server's end of stream follows its response within microseconds, so
-// holding the response that long keeps the connection for the next call;
-// a server that lingers costs at most endWait.
+// end makes the next sequential call race the end for the connection, and
+// dial a new one when it loses. The server's end of stream follows its
+// response within microseconds, but a loaded machine can delay it by a
+// few milliseconds (2 ms was lost about once in 2,000 calls under load),
+// so the response waits up to endWait for it. A server that keeps its
+// streams open past drainWait is remembered, and from then on costs only
+// lingerWait per response.
 func (c *Conn) finish(r *request, body io.Reader) {
 	r.detach()
 	var once sync.Once
 	queue := func() { once.Do(func() { c.q.push(item{msg: r.response}) }) }
+	wait := endWait
+	if c.lingers.Load() {
+		wait = lingerWait
+	}
 	// In the common case the stream ends within microseconds and no
 	// timer fires; the cut's timer is made only once the response has
-	// waited endWait, and is not stopped: runRequest cancels r as soon
-	// as finish returns, so a late cut does nothing.
-	t := time.AfterFunc(endWait, func() {
+	// waited, and is not stopped: runRequest cancels r as soon as finish
+	// returns, so a late cut does nothing.
+	t := time.AfterFunc(wait, func() {
 		queue()
-		time.AfterFunc(drainWait-endWait, r.cancel)
+		time.AfterFunc(drainWait-wait, r.cancel)
 	})
-	io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	_, err := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	t.Stop()
 	queue()
+	if err != nil && r.ctx.Err() != nil && c.ctx.Err() == nil {
+		c.lingers.Store(true) // cut at drainWait
+	}
 }
