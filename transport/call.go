@@ -79,6 +79,21 @@ func (s *Session) callRounds(ctx context.Context, method string, params json.Raw
 		}
 	}
 	res, answered, err = s.callOnce(ctx, method, params, info)
+	if rpcErr, required := missingCapability(err); rpcErr != nil {
+		// Once: a server that refuses the re-sent request as well gets the
+		// typed error, not another round (missingcap.go).
+		rctx, terr := s.retryWithCapabilities(ctx, method, rpcErr, required)
+		if terr != nil {
+			return nil, false, terr
+		}
+		s.log.Debug("mcp: the server needs a client capability; re-sending declaring it", "method", method)
+		res, answered, err = s.callOnce(rctx, method, params, info)
+		if rpcErr, required := missingCapability(err); rpcErr != nil {
+			return nil, false, &MissingCapabilityError{Method: method, Required: *required, Err: rpcErr,
+				Missing: lackingCapabilities(*required, s.caps, s.tasksAccepted(rctx))}
+		}
+		return res, answered, err
+	}
 	if rpcErr := s.urlElicitationRequired(err); rpcErr != nil {
 		if err := s.completeURLElicitations(ctx, method, rpcErr); err != nil {
 			return nil, false, err
