@@ -118,6 +118,9 @@ type Session struct {
 	subs     []*subscriber
 	subSeq   int
 	ttls     map[string]time.Duration // list method -> the server's ttlMs
+	// taskRoutes carry the progress of tools/call requests in flight and
+	// of the tasks they created, by progress token (taskprogress.go).
+	taskRoutes map[int64]*taskRoute
 	// listenFilter is what the 2026-07-28 listen stream asks for.
 	listenFilter map[string]any
 
@@ -460,6 +463,8 @@ func (s *Session) notification(msg *mcp.Message) {
 		s.mu.Lock()
 		if pc := s.pending[n]; pc != nil {
 			fn = pc.progress
+		} else {
+			fn = s.taskRouteFn(n)
 		}
 		s.mu.Unlock()
 		if fn == nil {
