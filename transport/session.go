@@ -101,6 +101,9 @@ type Session struct {
 	// rstreams are the 2026-07-28 listen streams of SubscribeResource
 	// (resourcelisten.go).
 	rstreams resourceStreams
+	// received are the tasks the server created on this client
+	// (Options.TaskReceiver, taskreceiver.go).
+	received receivedTasks
 	// schemas are the output schemas of the tools listed (validate.go).
 	schemas toolSchemas
 	caps    mcp.ClientCapabilities
@@ -221,6 +224,9 @@ func newSession(conn Conn, opts *Options) *Session {
 		implied.Roots.ListChanged = true
 	}
 	s.caps = mergeCapabilities(s.opts.Capabilities, implied)
+	if h := &s.opts.Handlers; s.opts.TaskReceiver && (h.Sampling != nil || h.Elicitation != nil) {
+		s.caps.Tasks = receiverCapability(h)
+	}
 	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
