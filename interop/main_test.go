@@ -40,7 +40,10 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	// go test puts its own toolchain first on PATH, so "go" is the one
 	// running these tests.
-	build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk", "./servers/mcpgo")
+	// everything-server is the official Go SDK's own conformance server,
+	// built from the module cache at the pinned version.
+	build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk", "./servers/mcpgo",
+		"github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "interop: building the Go peers:", err)

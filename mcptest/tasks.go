@@ -69,7 +69,9 @@ func (p *Peer) createTask(entry toolEntry, req *CallRequest) (any, error) {
 	t := &serverTask{entry: entry, created: now(), status: mcp.TaskWorking, answers: map[string]json.RawMessage{}}
 	t.updated = t.created
 	t.req = CallRequest{Name: req.Name, Arguments: req.Arguments, Meta: req.Meta, ID: req.ID,
-		peer: p, modern: true, version: req.version, caps: req.caps, logLevel: req.logLevel}
+		peer: p, modern: true, version: req.version, caps: req.caps, logLevel: req.logLevel,
+		// The token stays valid for the task's whole life (§7D).
+		progressToken: req.progressToken}
 	s.mu.Lock()
 	if len(s.tasks) >= maxTasks {
 		s.mu.Unlock()
@@ -97,7 +99,8 @@ func (p *Peer) runTask(t *serverTask) {
 	t.cancel = cancel
 	req := &CallRequest{Name: t.req.Name, Arguments: t.req.Arguments, Meta: t.req.Meta, ID: t.req.ID,
 		peer: p, modern: true, version: t.req.version, caps: t.req.caps, logLevel: t.req.logLevel,
-		Round: t.round, answers: make(map[string]json.RawMessage, len(t.answers))}
+		progressToken: t.req.progressToken,
+		Round:         t.round, answers: make(map[string]json.RawMessage, len(t.answers))}
 	for k, v := range t.answers {
 		req.answers[k] = v
 	}

@@ -79,6 +79,21 @@ func (s *Session) callRounds(ctx context.Context, method string, params json.Raw
 		}
 	}
 	res, answered, err = s.callOnce(ctx, method, params, info)
+	if rpcErr, required := missingCapability(err); rpcErr != nil {
+		// Once: a server that refuses the re-sent request as well gets the
+		// typed error, not another round (missingcap.go).
+		rctx, terr := s.retryWithCapabilities(ctx, method, rpcErr, required)
+		if terr != nil {
+			return nil, false, terr
+		}
+		s.log.Debug("mcp: the server needs a client capability; re-sending declaring it", "method", method)
+		res, answered, err = s.callOnce(rctx, method, params, info)
+		if rpcErr, required := missingCapability(err); rpcErr != nil {
+			return nil, false, &MissingCapabilityError{Method: method, Required: *required, Err: rpcErr,
+				Missing: lackingCapabilities(*required, s.caps, s.tasksAccepted(rctx))}
+		}
+		return res, answered, err
+	}
 	if rpcErr := s.urlElicitationRequired(err); rpcErr != nil {
 		if err := s.completeURLElicitations(ctx, method, rpcErr); err != nil {
 			return nil, false, err
@@ -318,9 +333,32 @@ func (s *Session) exchange(ctx context.Context, n int64, method string, params j
 	}
 	msg := &mcp.Message{ID: id, Method: method, Params: params}
 
+	// A tools/call's progress may outlive its answer, when that answer is a
+	// task (taskprogress.go): its route is settled by the answer, and
+	// dropped if none comes.
+	route := pc.progress != nil && method == mcp.MethodToolsCall
 	s.mu.Lock()
 	s.pending[n] = pc
+	if route {
+		s.addTaskRoute(n, pc.progress)
+	}
 	s.mu.Unlock()
+	settled := false
+	answer := func(r reply) (json.RawMessage, error) {
+		res, err := r.result(method)
+		if route {
+			settled = true
+			s.settleTaskRoute(n, res, err)
+		}
+		return res, err
+	}
+	if route {
+		defer func() {
+			if !settled {
+				s.dropTaskRoute(n)
+			}
+		}()
+	}
 	if err := s.write(ctx, msg, info); err != nil {
 		s.take(n)
 		select {
@@ -333,17 +371,18 @@ func (s *Session) exchange(ctx context.Context, n int64, method string, params j
 
 	select {
 	case r := <-pc.ch:
+		res, err := answer(r)
 		if pc.progress != nil {
 			// Progress the server sent before its answer may still be in
 			// the event queue; let it reach the callback first, so a caller
 			// sees all of a call's progress by the time the call returns.
 			s.events.barrier(s.done)
 		}
-		return r.result(method)
+		return res, err
 	case <-ctx.Done():
 		if s.take(n) == nil {
 			// The response won the race; it is in the channel.
-			return (<-pc.ch).result(method)
+			return answer(<-pc.ch)
 		}
 		if method != mcp.MethodInitialize && method != mcp.MethodDiscover {
 			s.sendCancel(id, ctx.Err())
@@ -351,7 +390,7 @@ func (s *Session) exchange(ctx context.Context, n int64, method string, params j
 		return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
 	case <-s.done:
 		if s.take(n) == nil {
-			return (<-pc.ch).result(method)
+			return answer(<-pc.ch)
 		}
 		return nil, fmt.Errorf("%s: %w", method, s.err)
 	}

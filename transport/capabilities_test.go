@@ -95,6 +95,38 @@ func TestUnknownResultTypeOnListMethods(t *testing.T) {
 	if err := s.Call(context.Background(), mcp.MethodToolsList, nil, &raw); !errors.Is(err, transport.ErrProtocol) {
 		t.Fatalf("Call tools/list: %v", err)
 	}
+	// Every other method too, the multi-round-trip ones and the rest, from
+	// a server that declares them all.
+	_, conn = startFake(t, func(_ *fakeServer, m *mcp.Message) *mcp.Message {
+		if m.IsNotification() {
+			return nil
+		}
+		if m.Method == mcp.MethodDiscover {
+			return result(m.ID, map[string]any{"resultType": "complete", "supportedVersions": []string{mcp.LatestVersion},
+				"capabilities": map[string]any{"tools": map[string]any{}, "prompts": map[string]any{},
+					"resources": map[string]any{}, "completions": map[string]any{}}})
+		}
+		return result(m.ID, map[string]any{"resultType": "weird"})
+	})
+	s = connect(t, conn, nil)
+	ctx := context.Background()
+	others := map[string]func() error{
+		"ListPrompts":           func() error { _, err := s.ListPrompts(ctx); return err },
+		"ListResources":         func() error { _, err := s.ListResources(ctx); return err },
+		"ListResourceTemplates": func() error { _, err := s.ListResourceTemplates(ctx); return err },
+		"CallTool":              func() error { _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "x"}); return err },
+		"GetPrompt":             func() error { _, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x"}); return err },
+		"ReadResource":          func() error { _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///x"}); return err },
+		"Complete": func() error {
+			_, err := s.Complete(ctx, &mcp.CompleteParams{Ref: mcp.CompleteRef{Type: "ref/prompt", Name: "x"}, Argument: mcp.CompleteArgument{Name: "a"}})
+			return err
+		},
+	}
+	for name, call := range others {
+		if err := call(); !errors.Is(err, transport.ErrProtocol) {
+			t.Errorf("%s: %v, want ErrProtocol", name, err)
+		}
+	}
 }
 
 // A server that stops answering pings ends the session: Err and every call

@@ -9,3 +9,11 @@ func SetCacheClock(c *Cache, now func() time.Time) {
 	c.now = now
 	c.mu.Unlock()
 }
+
+// TaskRoutes returns how many progress routes s holds for tools/call
+// requests in flight and the tasks they created.
+func TaskRoutes(s *Session) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.taskRoutes)
+}

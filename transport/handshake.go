@@ -142,6 +142,8 @@ func (s *Session) buildMeta() {
 		// 2026-07-28 roots have no listChanged.
 		caps.Roots = &mcp.RootsCapability{}
 	}
+	// Nor core tasks: the client's receiver role ends with 2025-11-25.
+	caps.Tasks = nil
 	meta := map[string]any{
 		mcp.MetaProtocolVersion:    s.metaVersion,
 		mcp.MetaClientCapabilities: caps,

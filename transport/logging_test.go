@@ -118,12 +118,26 @@ func TestSetLogLevelAtRunTime(t *testing.T) {
 
 func TestSetLogLevelRefusesUnknownLevels(t *testing.T) {
 	srv, s := logServer(t, mcp.Version20260728)
-	before := len(srv.Received())
 	if err := s.SetLogLevel(context.Background(), "verbose"); err == nil {
 		t.Fatal("an unknown level was accepted")
 	}
-	if len(srv.Received()) != before {
-		t.Fatal("an unknown level was sent")
+	// What reached the server is judged by what it holds once a call made
+	// after the refusal has been answered, not by counting messages at one
+	// moment: the session opens its listen stream in the background, so
+	// the count alone moves on its own.
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "log"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range srv.Received() {
+		if r.Msg.Method == mcp.MethodLoggingSetLevel {
+			t.Fatal("logging/setLevel sent on 2026-07-28")
+		}
+		if got, ok := r.Meta()[mcp.MetaLogLevel]; ok {
+			t.Fatalf("%s carries _meta log level %s after the level was refused", r.Msg.Method, got)
+		}
+	}
+	if s.LogLevel() != "" {
+		t.Fatalf("LogLevel = %q after a refused level", s.LogLevel())
 	}
 	// A bad Options.LogLevel fails Connect before anything is sent.
 	conn, wait := mcptest.New(mcptest.Options{}).Pipe(context.Background())

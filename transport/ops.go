@@ -136,7 +136,10 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	if s.modern && s.tasksAccepted(ctx) {
+	// A task result reaching here was asked for: by the context, by the
+	// session's capabilities, or by the re-send after a -32021 that named
+	// the tasks extension (missingcap.go); the engine refuses any other.
+	if s.modern && (s.tasksAccepted(ctx) || isTaskResult(res)) {
 		t, err := s.toolTask(p.Name, res)
 		if err != nil {
 			return nil, err

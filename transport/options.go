@@ -84,6 +84,17 @@ type Options struct {
 	// DefaultPingTimeout.
 	PingTimeout time.Duration
 
+	// TaskReceiver lets a 2025-11-25 server run its sampling and
+	// elicitation requests to this client as tasks (checklist §7D): the
+	// client tasks capability is declared for the requests Handlers
+	// serve, a task-augmented request is answered at once with a task
+	// whose handler runs in the background, and the server's tasks/get,
+	// tasks/result, tasks/list and tasks/cancel are answered
+	// (taskreceiver.go). A server may then ask the user or the model
+	// something that takes longer than one request should stay open.
+	// It has no effect on 2026-07-28, which has no such role.
+	TaskReceiver bool
+
 	// SkipOutputValidation turns off the validation of tool results'
 	// structuredContent against the tools' output schemas (validate.go).
 	SkipOutputValidation bool

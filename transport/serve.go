@@ -47,7 +47,13 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 			s.mu.Unlock()
 			cancel()
 		}()
-		result, err := s.opts.Handlers.Serve(ctx, msg.Method, msg.Params)
+		var result any
+		var err error
+		if s.serveAsTask(msg) {
+			result, err = s.serveTaskRequest(ctx, msg)
+		} else {
+			result, err = s.opts.Handlers.Serve(ctx, msg.Method, msg.Params)
+		}
 		var contentErr *ElicitationContentError
 		if errors.As(err, &contentErr) {
 			s.log.Warn("mcp: the elicitation answer was refused, not sent as accept", "err", err)

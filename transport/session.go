@@ -101,6 +101,9 @@ type Session struct {
 	// rstreams are the 2026-07-28 listen streams of SubscribeResource
 	// (resourcelisten.go).
 	rstreams resourceStreams
+	// received are the tasks the server created on this client
+	// (Options.TaskReceiver, taskreceiver.go).
+	received receivedTasks
 	// schemas are the output schemas of the tools listed (validate.go).
 	schemas toolSchemas
 	caps    mcp.ClientCapabilities
@@ -118,6 +121,9 @@ type Session struct {
 	subs     []*subscriber
 	subSeq   int
 	ttls     map[string]time.Duration // list method -> the server's ttlMs
+	// taskRoutes carry the progress of tools/call requests in flight and
+	// of the tasks they created, by progress token (taskprogress.go).
+	taskRoutes map[int64]*taskRoute
 	// listenFilter is what the 2026-07-28 listen stream asks for.
 	listenFilter map[string]any
 
@@ -218,6 +224,9 @@ func newSession(conn Conn, opts *Options) *Session {
 		implied.Roots.ListChanged = true
 	}
 	s.caps = mergeCapabilities(s.opts.Capabilities, implied)
+	if h := &s.opts.Handlers; s.opts.TaskReceiver && (h.Sampling != nil || h.Elicitation != nil) {
+		s.caps.Tasks = receiverCapability(h)
+	}
 	s.logLevel = s.opts.LogLevel
 	if s.opts.MaxQueuedNotifications <= 0 {
 		s.opts.MaxQueuedNotifications = DefaultMaxQueuedNotifications
@@ -460,6 +469,8 @@ func (s *Session) notification(msg *mcp.Message) {
 		s.mu.Lock()
 		if pc := s.pending[n]; pc != nil {
 			fn = pc.progress
+		} else {
+			fn = s.taskRouteFn(n)
 		}
 		s.mu.Unlock()
 		if fn == nil {

@@ -192,6 +192,7 @@ func (t *Task) setInfo(ti TaskInfo) {
 	t.mu.Lock()
 	t.info = ti
 	t.mu.Unlock()
+	t.s.taskEnded(ti)
 }
 
 // Get asks the server for the task's state (tasks/get) and returns it.
@@ -441,6 +442,7 @@ func (s *Session) GetTask(ctx context.Context, id string) (TaskInfo, error) {
 	if ti.ID != id {
 		return TaskInfo{}, fmt.Errorf("%w: tasks/get for %q answered for task %q", ErrProtocol, id, ti.ID)
 	}
+	s.taskEnded(ti)
 	return ti, nil
 }
 
