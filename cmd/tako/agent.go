@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/orchestrator"
 	"github.com/tako-mcp/tako/orchestrator/anthropic"
 	"github.com/tako-mcp/tako/orchestrator/openai"
@@ -28,6 +28,7 @@ type agentInvocation struct {
 	maxTurns int
 	timeout  time.Duration
 	prefix   bool
+	logLevel mcp.LoggingLevel // --log-level: ask every server for its log messages
 	verbose  bool
 	help     bool
 	servers  []options // one per transport flag, with its --env and --header
@@ -143,12 +144,15 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 				return nil, usagef("--server needs a name from the --config file")
 			}
 			a.names = append(a.names, value)
-		case canonical == "timeout", canonical == "verbose", canonical == "help":
+		case canonical == "timeout", canonical == "verbose", canonical == "help", canonical == "log-level":
 			var o options
 			if err := def.set(&o, value); err != nil {
 				return nil, err
 			}
-			a.timeout, a.verbose, a.help = o.timeout, a.verbose || o.verbose, a.help || o.help
+			a.timeout, a.verbose, a.help = max(a.timeout, o.timeout), a.verbose || o.verbose, a.help || o.help
+			if o.logLevel != "" {
+				a.logLevel = o.logLevel
+			}
 		default:
 			return nil, usagef("--%s is not a flag of tako agent", canonical)
 		}
@@ -174,8 +178,9 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 }
 
 // runAgent is `tako agent`: a model with the tools of every server given,
-// run to its final answer. Tool calls are printed on stderr as they happen,
-// the answer on stdout.
+// run to its final answer. The model's text streams to stdout; tool calls,
+// their progress and results, the servers' log messages and sampling
+// requests are printed on stderr as they happen (agentPrinter).
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a, err := parseAgentArgs(args)
 	if err != nil {
@@ -213,13 +218,20 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	servers := make([]orchestrator.MCPServer, 0, len(a.servers))
 	for i := range a.servers {
 		o := &a.servers[i]
+		if a.logLevel != "" {
+			o.logLevel = a.logLevel
+		}
+		// The agent's session options carry its sampling handler; the
+		// dialer reads them when it connects.
+		o.session = &transport.Options{}
 		dial, err := chooseServer(o, logger)
 		if err != nil {
 			return err
 		}
 		servers = append(servers, orchestrator.MCPServer{
 			Name: names[i],
-			Connect: func(ctx context.Context, _ *transport.Options) (transport.Transport, error) {
+			Connect: func(ctx context.Context, opts *transport.Options) (transport.Transport, error) {
+				o.session.Handlers = opts.Handlers
 				s, err := dial(ctx)
 				if err != nil {
 					return nil, err // not a typed nil in an interface
@@ -237,14 +249,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ctx, cancel = context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 	}
+	out := &agentPrinter{stdout: stdout, stderr: stderr}
 	cfg := orchestrator.Config{
 		Provider:            provider,
 		SystemPrompt:        a.system,
 		MCPServers:          servers,
 		MaxTurns:            a.maxTurns,
 		IncludeInstructions: true,
+		Sampling:            true,
 		Logger:              logger,
-		OnEvent:             func(e orchestrator.Event) { printEvent(stderr, e) },
+		OnEvent:             out.event,
 	}
 	if a.prefix {
 		cfg.Naming = registry.Prefix("__")
@@ -254,15 +268,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return explainAgent(ctx, err)
 	}
 	defer agent.Close()
-	res, err := agent.Run(ctx, a.prompt)
-	if res != nil && res.Text != "" {
-		text := res.Text
-		if !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		if _, werr := io.WriteString(stdout, text); werr != nil && err == nil {
-			err = werr
-		}
+	_, err = agent.Run(ctx, a.prompt)
+	if werr := out.finish(); werr != nil && err == nil {
+		err = werr
 	}
 	if err != nil {
 		return explainAgent(ctx, err)
@@ -311,21 +319,6 @@ func newProvider(a *agentInvocation) (orchestrator.Provider, error) {
 			return nil, usagef("%v", err)
 		}
 		return p, nil
-	}
-}
-
-// printEvent shows tool calls as they start and finish.
-func printEvent(w io.Writer, e orchestrator.Event) {
-	switch e.Kind {
-	case orchestrator.EventToolStart:
-		fmt.Fprintf(w, "→ %s %s\n", e.Call.Name, truncate(cleanLine(compactJSON(e.Call.Arguments)), 200))
-	case orchestrator.EventToolEnd:
-		status := "ok"
-		if e.Result.IsError {
-			status = "error"
-		}
-		fmt.Fprintf(w, "← %s %s (%s): %s\n", e.Call.Name, status, e.Duration.Round(time.Millisecond),
-			truncate(cleanLine(orchestrator.ResultText(e.Result)), 200))
 	}
 }
 

@@ -128,8 +128,10 @@ mutual TLS unless --no-client-auth or --plaintext. It prints the URL.
 		synopsis: "tako agent --provider openai|anthropic --model M [flags] SERVER... \"PROMPT\"",
 		help: `Gives a model the tools of every SERVER (repeat the server flags, or
 --config FILE for all its servers, --server NAME to pick some) and runs it on
-PROMPT until it answers without tool calls. Tool calls are shown on stderr,
-the answer on stdout. Flags: --base-url URL, --system TEXT, --max-turns N,
+PROMPT until it answers without tool calls. The answer streams to stdout;
+tool calls, their progress and results, the servers' log messages
+(--log-level LEVEL) and the sampling requests the model answers for them
+are shown on stderr. Flags: --base-url URL, --system TEXT, --max-turns N,
 --prefix (name tools SERVER__TOOL).
 
   tako agent --provider openai --base-url http://127.0.0.1:8080/v1 --model m \

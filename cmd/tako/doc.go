@@ -60,10 +60,15 @@
 //
 // "agent" gives a model the tools of every SERVER (repeat the server flags
 // to attach several) and runs it on PROMPT until it answers without tool
-// calls: each tool call is printed on stderr as it starts (→ name args) and
-// ends (← name ok|error (duration): result), and the final answer on
-// stdout. "agent" must come first; --env and --header apply to the server
-// flag before them. Its own flags:
+// calls. The model's text is printed on stdout as it streams. On stderr,
+// one line each: a tool call as it starts (→ name args), its progress
+// (… name 2/5: message), the servers' log messages (server [level] text;
+// ask for them with --log-level LEVEL), each sampling request a server
+// makes, which the agent's model answers (⇄ sampling for server: ...), and
+// the call's end (← name ok|error (duration): result). A sampling request
+// that offers tools gets the model's tool calls back as tool_use blocks,
+// and the server runs them and asks again. "agent" must come first; --env
+// and --header apply to the server flag before them. Its own flags:
 //
 //	--provider openai|anthropic
 //	    The model's API: OpenAI Chat Completions (also vLLM, llama.cpp,
