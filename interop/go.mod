@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/tako-mcp/tako => ../
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tako-mcp/tako v0.0.0-00010101000000-000000000000
