@@ -3,6 +3,7 @@ module github.com/tako-mcp/tako
 go 1.26.0
 
 require (
+	github.com/chzyer/readline v1.5.1
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gorilla/websocket v1.5.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -7,6 +7,7 @@ replace github.com/tako-mcp/tako => ../
 replace github.com/tako-mcp/tako/otel => ../otel
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tako-mcp/tako v0.0.0-00010101000000-000000000000

@@ -29,9 +29,22 @@ const (
 	EventToolStart
 	// EventToolEnd: Call finished with Result after Duration.
 	EventToolEnd
+	// EventToolProgress: Call, still running on Server, reported
+	// Progress (notifications/progress). Every progress event of a call
+	// comes before its EventToolEnd.
+	EventToolProgress
+	// EventToolLog: Server sent the log message Log. MCP does not tie log
+	// messages to requests, so Call (and Turn) is set only when exactly one
+	// call was running on that server; log messages also arrive between
+	// runs, with Call nil.
+	EventToolLog
+	// EventSampling: Server's sampling request Sampling was answered by
+	// the agent's provider with Response (after Duration).
+	EventSampling
 )
 
-// Event is a progress report from Run.
+// Event is a progress report from Run. Which fields are set depends on
+// Kind.
 type Event struct {
 	Kind     EventKind
 	Turn     int
@@ -40,6 +53,12 @@ type Event struct {
 	Call     *ToolCall
 	Result   *ToolResult
 	Duration time.Duration
+	// Server is the server of a tool, progress, log or sampling event;
+	// empty for a local tool.
+	Server   string
+	Progress *mcp.ProgressParams
+	Log      *mcp.LoggingMessageParams
+	Sampling *mcp.CreateMessageParams
 }
 
 // Result is what Run returns.
@@ -67,6 +86,11 @@ type Agent struct {
 	reg *registry.Registry
 
 	eventMu sync.Mutex
+
+	// running holds the calls in flight per server, to tell which call a
+	// log message is likely about.
+	runningMu sync.Mutex
+	running   map[string][]runningCall
 
 	usageMu sync.Mutex
 	usage   Usage
@@ -102,8 +126,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	a := &Agent{cfg: cfg}
-	a.reg = registry.New(registry.Options{Naming: cfg.Naming, Logger: cfg.Logger})
+	a := &Agent{cfg: cfg, running: map[string][]runningCall{}}
+	ropts := registry.Options{Naming: cfg.Naming, Logger: cfg.Logger}
+	if cfg.OnEvent != nil {
+		ropts.OnNotification = a.notification
+	}
+	a.reg = registry.New(ropts)
 	for _, t := range cfg.Tools {
 		if err := a.reg.AddTool(t); err != nil {
 			for _, s := range cfg.MCPServers {
@@ -124,7 +152,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		opts := &registry.ServerOptions{Allow: s.Allow, Deny: s.Deny}
 		if s.Restart && (s.Command != "" || s.Connect != nil) {
 			opts.Restart = &registry.RestartPolicy{
-				Connect:     func(ctx context.Context) (transport.Transport, error) { return a.dial(ctx, s) },
+				Connect:     func(ctx context.Context) (transport.Transport, error) { return a.dial(ctx, s, names[i]) },
 				MaxAttempts: s.MaxRestarts,
 			}
 		}
@@ -259,8 +287,13 @@ func (a *Agent) RunMessages(ctx context.Context, messages []Message) (*Result, e
 }
 
 // runTools runs one turn's calls in parallel and returns their results in
-// the calls' order.
+// the calls' order. Each call asks its server for progress when someone
+// listens to events.
 func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall) []ToolResult {
+	servers := map[string]string{}
+	for _, d := range a.reg.Tools() {
+		servers[d.Name] = d.Server
+	}
 	results := make([]ToolResult, len(calls))
 	var wg sync.WaitGroup
 	for i := range calls {
@@ -268,53 +301,70 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall) []Tool
 		go func() {
 			defer wg.Done()
 			call := calls[i]
-			a.emit(Event{Kind: EventToolStart, Turn: turn, Call: &call})
+			server := servers[call.Name]
+			a.emit(Event{Kind: EventToolStart, Turn: turn, Call: &call, Server: server})
+			cctx := ctx
+			if a.cfg.OnEvent != nil && server != "" {
+				cctx = transport.WithProgress(ctx, func(p mcp.ProgressParams) {
+					a.emit(Event{Kind: EventToolProgress, Turn: turn, Call: &call, Server: server, Progress: &p})
+				})
+				done := a.track(server, runningCall{turn: turn, call: &call})
+				defer done()
+			}
 			start := time.Now()
 			// Broken JSON from the model, an unknown tool or a failing
 			// server all come back as error results the model can read.
-			r := a.reg.Dispatch(ctx, call)
+			r := a.reg.Dispatch(cctx, call)
 			results[i] = r
-			a.emit(Event{Kind: EventToolEnd, Turn: turn, Call: &call, Result: &r, Duration: time.Since(start)})
+			a.emit(Event{Kind: EventToolEnd, Turn: turn, Call: &call, Server: server, Result: &r, Duration: time.Since(start)})
 		}()
 	}
 	wg.Wait()
 	return results
 }
 
-// sample answers a server's sampling/createMessage with the agent's
-// provider. The server's tools, if it offers any for the sampled model,
-// are not run here: the request is a single turn.
-func (a *Agent) sample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	req := &Request{System: p.SystemPrompt, MaxTokens: p.MaxTokens, Temperature: p.Temperature, StopSequences: p.StopSequences}
-	if req.MaxTokens <= 0 {
-		req.MaxTokens = a.cfg.MaxTokens
-	}
-	for i := range p.Messages {
-		blocks, err := p.Messages[i].Blocks()
-		if err != nil {
-			return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "unreadable sampling message: " + err.Error()}
+// runningCall is a call in flight, for EventToolLog.
+type runningCall struct {
+	turn int
+	call *ToolCall
+}
+
+// track records c as running on server until the returned function is
+// called.
+func (a *Agent) track(server string, c runningCall) (done func()) {
+	a.runningMu.Lock()
+	a.running[server] = append(a.running[server], c)
+	a.runningMu.Unlock()
+	return func() {
+		a.runningMu.Lock()
+		defer a.runningMu.Unlock()
+		rs := a.running[server]
+		for i := range rs {
+			if rs[i].call == c.call {
+				a.running[server] = append(rs[:i:i], rs[i+1:]...)
+				break
+			}
 		}
-		role := RoleUser
-		if p.Messages[i].Role == string(RoleAssistant) {
-			role = RoleAssistant
+		if len(a.running[server]) == 0 {
+			delete(a.running, server)
 		}
-		req.Messages = append(req.Messages, Message{Role: role, Content: blocks})
 	}
-	resp, err := a.cfg.Provider.Complete(ctx, req, nil)
-	if err != nil {
-		return nil, err
+}
+
+// notification turns a server's log message into an event.
+func (a *Agent) notification(server string, n mcp.Notification) {
+	if n.Method != mcp.NotificationMessage {
+		return
 	}
-	a.addUsage(resp.Usage)
-	content, err := json.Marshal(mcp.TextContent(resp.Text))
-	if err != nil {
-		return nil, err
+	var p mcp.LoggingMessageParams
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		return
 	}
-	stop := mcp.StopEndTurn
-	switch resp.StopReason {
-	case StopMaxTokens:
-		stop = mcp.StopMaxTokens
-	case StopStopSequence:
-		stop = mcp.StopStopSequence
+	e := Event{Kind: EventToolLog, Server: server, Log: &p}
+	a.runningMu.Lock()
+	if rs := a.running[server]; len(rs) == 1 {
+		e.Turn, e.Call = rs[0].turn, rs[0].call
 	}
-	return &mcp.CreateMessageResult{Role: string(RoleAssistant), Content: content, Model: resp.Model, StopReason: stop}, nil
+	a.runningMu.Unlock()
+	a.emit(e)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/registry"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
@@ -86,7 +87,9 @@ type Config struct {
 	// prompt.
 	IncludeInstructions bool
 	// Sampling answers the servers' sampling/createMessage requests with
-	// the agent's own Provider.
+	// the agent's own Provider, and declares sampling with tools: a
+	// request's tools are offered to the model and its calls returned as
+	// tool_use blocks for the server to run (see EventSampling).
 	Sampling bool
 
 	// OnEvent receives progress events. Calls are serialised; a slow
@@ -123,7 +126,7 @@ func (a *Agent) connectServers(ctx context.Context, servers []MCPServer) ([]stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := a.dial(ctx, &servers[i])
+			t, err := a.dial(ctx, &servers[i], names[i])
 			if err != nil {
 				errs[i] = fmt.Errorf("server %q: %w", names[i], err)
 				return
@@ -150,8 +153,9 @@ func closeAll(ts []transport.Transport) {
 	wg.Wait()
 }
 
-// dial connects one server as its configuration says.
-func (a *Agent) dial(ctx context.Context, s *MCPServer) (transport.Transport, error) {
+// dial connects one server as its configuration says; name is the one New
+// gave it.
+func (a *Agent) dial(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
 	set := 0
 	for _, b := range []bool{s.Command != "", s.URL != "", s.Transport != nil, s.Connect != nil} {
 		if b {
@@ -165,26 +169,30 @@ func (a *Agent) dial(ctx context.Context, s *MCPServer) (transport.Transport, er
 	case s.Transport != nil:
 		return s.Transport, nil
 	case s.Connect != nil:
-		return s.Connect(ctx, a.sessionOptions())
+		return s.Connect(ctx, a.sessionOptions(name))
 	case s.URL != "":
-		return a.dialURL(ctx, s)
+		return a.dialURL(ctx, s, name)
 	default:
-		return a.dialStdio(ctx, s)
+		return a.dialStdio(ctx, s, name)
 	}
 }
 
-func (a *Agent) sessionOptions() *transport.Options {
+// sessionOptions are the session options of the server New named name.
+func (a *Agent) sessionOptions(name string) *transport.Options {
 	o := a.cfg.Session
 	if o.Logger == nil {
 		o.Logger = a.cfg.Logger
 	}
 	if a.cfg.Sampling {
-		o.Handlers.Sampling = a.sample
+		o.Handlers.Sampling = func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return a.sample(ctx, name, p)
+		}
+		o.Handlers.SamplingTools = true
 	}
 	return &o
 }
 
-func (a *Agent) dialStdio(ctx context.Context, s *MCPServer) (transport.Transport, error) {
+func (a *Agent) dialStdio(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
 	conn, err := stdio.Start(ctx, &stdio.Options{
 		Command: s.Command,
 		Args:    s.Args,
@@ -195,7 +203,7 @@ func (a *Agent) dialStdio(ctx context.Context, s *MCPServer) (transport.Transpor
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", s.Command, err)
 	}
-	sess, err := transport.Connect(ctx, conn, a.sessionOptions())
+	sess, err := transport.Connect(ctx, conn, a.sessionOptions(name))
 	if err != nil {
 		return nil, fmt.Errorf("handshake with %s: %w", s.Command, err)
 	}
@@ -204,7 +212,7 @@ func (a *Agent) dialStdio(ctx context.Context, s *MCPServer) (transport.Transpor
 
 // dialURL reaches a server over Streamable HTTP. It is the one place that
 // knows that transport.
-func (a *Agent) dialURL(ctx context.Context, s *MCPServer) (transport.Transport, error) {
+func (a *Agent) dialURL(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: URL %q is not an http or https URL", ErrUnsupported, s.URL)
@@ -213,7 +221,7 @@ func (a *Agent) dialURL(ctx context.Context, s *MCPServer) (transport.Transport,
 	if err != nil {
 		return nil, err
 	}
-	sess, err := transport.Connect(ctx, conn, a.sessionOptions())
+	sess, err := transport.Connect(ctx, conn, a.sessionOptions(name))
 	if err != nil {
 		return nil, fmt.Errorf("handshake with %s: %w", s.URL, err)
 	}

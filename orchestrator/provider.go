@@ -78,7 +78,21 @@ type Request struct {
 	Temperature *float64
 	// StopSequences, if any, are passed on.
 	StopSequences []string
+	// ToolChoice says whether the model may, must or must not call one of
+	// Tools; the zero value lets it choose. A server's sampling request
+	// sets it (sampling with tools).
+	ToolChoice ToolChoice
 }
+
+// ToolChoice says whether the model may, must or must not call a tool.
+type ToolChoice string
+
+// Tool choices, as sampling/createMessage's toolChoice.mode names them.
+const (
+	ToolChoiceAuto     ToolChoice = ""
+	ToolChoiceRequired ToolChoice = "required"
+	ToolChoiceNone     ToolChoice = "none"
+)
 
 // StopReason says why the model stopped, in the provider-neutral terms the
 // agent acts on.

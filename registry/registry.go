@@ -104,6 +104,11 @@ type Options struct {
 	// refresh's error (nil on success). It runs on a goroutine of the
 	// registry's and must not block for long.
 	OnRefresh func(server string, err error)
+	// OnNotification, if set, receives every notification a server sends
+	// that is not tied to one call (log messages, list changes), so that a
+	// host sees them without subscribing again after each restart. It runs
+	// on the transport's goroutine and must not block for long.
+	OnNotification func(server string, n mcp.Notification)
 }
 
 // ServerOptions configure one server in the registry.

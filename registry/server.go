@@ -60,6 +60,9 @@ func matchAny(patterns []string, name string) bool {
 // subscribe (re)subscribes to t's notifications. Called with s.mu not held.
 func (s *server) subscribe(t transport.Transport) {
 	unsub := t.Subscribe(func(n mcp.Notification) {
+		if fn := s.reg.opts.OnNotification; fn != nil {
+			fn(s.name, n)
+		}
 		if n.Method != mcp.NotificationToolsListChanged {
 			return
 		}

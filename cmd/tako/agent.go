@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/tako-mcp/tako/orchestrator"
 	"github.com/tako-mcp/tako/orchestrator/anthropic"
@@ -21,21 +18,14 @@ import (
 
 // agentInvocation is a parsed `tako agent` command line.
 type agentInvocation struct {
+	serverSet
 	provider string
 	model    string
 	baseURL  string
 	system   string
 	maxTurns int
-	timeout  time.Duration
 	prefix   bool
-	verbose  bool
-	help     bool
-	servers  []options // one per transport flag, with its --env and --header
-	// config and names are --config FILE and the --server NAMEs: all the
-	// file's servers, or those named, join the servers above.
-	config string
-	names  []string
-	prompt string
+	prompt   string
 }
 
 // agentFlags are the flags only `tako agent` has; everything else is looked
@@ -67,97 +57,22 @@ var agentBoolFlags = map[string]func(a *agentInvocation, v bool){
 	"prefix": func(a *agentInvocation, v bool) { a.prefix = v },
 }
 
-// transportKinds are the shared flags that start a new server.
-var transportKinds = map[string]bool{"stdio": true, "http": true, "ws": true, "grpc": true}
-
 // parseAgentArgs parses the arguments after "agent". Flags may come before
 // or after the prompt; --env and --header apply to the server flag before
 // them.
 func parseAgentArgs(args []string) (*agentInvocation, error) {
 	a := &agentInvocation{}
-	var positional []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
-		}
-		if len(arg) < 2 || arg[0] != '-' {
-			positional = append(positional, arg)
-			continue
-		}
-		name := strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-")
-		name, value, hasValue := strings.Cut(name, "=")
-		if set, ok := agentBoolFlags[name]; ok {
-			b := true
-			if hasValue {
-				var err error
-				if b, err = strconv.ParseBool(value); err != nil {
-					return nil, usagef("--%s is a boolean flag, not %q", name, value)
-				}
-			}
-			set(a, b)
-			continue
-		}
-		set, own := agentFlags[name]
-		def := lookupFlag(name)
-		if !own && def == nil {
-			return nil, usagef("unknown flag %s for tako agent", quoteFlag(arg))
-		}
-		needsValue := own || def.arg != ""
-		switch {
-		case !needsValue && !hasValue:
-			value = "true"
-		case needsValue && !hasValue:
-			if i+1 == len(args) {
-				return nil, usagef("flag --%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		if own {
-			if err := set(a, value); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		canonical := def.names[0]
-		switch {
-		case transportKinds[canonical]:
-			var o options
-			if err := def.set(&o, value); err != nil {
-				return nil, err
-			}
-			a.servers = append(a.servers, o)
-		case canonical == "env" || canonical == "header":
-			if len(a.servers) == 0 {
-				return nil, usagef("--%s applies to the server flag before it; give --stdio, --http or --ws first", canonical)
-			}
-			if err := def.set(&a.servers[len(a.servers)-1], value); err != nil {
-				return nil, err
-			}
-		case canonical == "config":
-			a.config = value
-		case canonical == "server":
-			if value == "" {
-				return nil, usagef("--server needs a name from the --config file")
-			}
-			a.names = append(a.names, value)
-		case canonical == "timeout", canonical == "verbose", canonical == "help":
-			var o options
-			if err := def.set(&o, value); err != nil {
-				return nil, err
-			}
-			a.timeout, a.verbose, a.help = o.timeout, a.verbose || o.verbose, a.help || o.help
-		default:
-			return nil, usagef("--%s is not a flag of tako agent", canonical)
-		}
+	own := map[string]func(string) error{}
+	for name, set := range agentFlags {
+		own[name] = func(v string) error { return set(a, v) }
 	}
-	if a.help {
-		return a, nil
+	bools := map[string]func(bool){}
+	for name, set := range agentBoolFlags {
+		bools[name] = func(v bool) { set(a, v) }
 	}
-	if len(a.names) > 0 && a.config == "" {
-		return nil, usagef("--server NAME picks a server of a --config FILE; give the file too")
+	positional, err := a.parse("agent", args, own, bools)
+	if err != nil || a.help {
+		return a, err
 	}
 	switch {
 	case a.provider == "":
@@ -174,8 +89,9 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 }
 
 // runAgent is `tako agent`: a model with the tools of every server given,
-// run to its final answer. Tool calls are printed on stderr as they happen,
-// the answer on stdout.
+// run to its final answer. The model's text streams to stdout; tool calls,
+// their progress and results, the servers' log messages and sampling
+// requests are printed on stderr as they happen (agentPrinter).
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a, err := parseAgentArgs(args)
 	if err != nil {
@@ -189,37 +105,24 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	names := make([]string, len(a.servers))
-	for i := range a.servers {
-		names[i] = serverName(&a.servers[i])
-	}
-	if a.config != "" {
-		cfg, err := configServers(a.config, a.names)
-		if err != nil {
-			return err
-		}
-		for _, s := range cfg {
-			var o options
-			if err := s.apply(a.config, &o); err != nil {
-				return err
-			}
-			a.servers = append(a.servers, o)
-			names = append(names, s.name)
-		}
-	}
-	if len(a.servers) == 0 {
-		return usagef(`tako agent needs a server: --stdio "CMD ARGS...", --http URL or --config FILE`)
+	names, err := a.resolve("agent")
+	if err != nil {
+		return err
 	}
 	servers := make([]orchestrator.MCPServer, 0, len(a.servers))
 	for i := range a.servers {
 		o := &a.servers[i]
+		// The agent's session options carry its sampling handler; the
+		// dialer reads them when it connects.
+		o.session = &transport.Options{}
 		dial, err := chooseServer(o, logger)
 		if err != nil {
 			return err
 		}
 		servers = append(servers, orchestrator.MCPServer{
 			Name: names[i],
-			Connect: func(ctx context.Context, _ *transport.Options) (transport.Transport, error) {
+			Connect: func(ctx context.Context, opts *transport.Options) (transport.Transport, error) {
+				o.session.Handlers = opts.Handlers
 				s, err := dial(ctx)
 				if err != nil {
 					return nil, err // not a typed nil in an interface
@@ -237,14 +140,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ctx, cancel = context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 	}
+	out := &agentPrinter{stdout: stdout, stderr: stderr}
 	cfg := orchestrator.Config{
 		Provider:            provider,
 		SystemPrompt:        a.system,
 		MCPServers:          servers,
 		MaxTurns:            a.maxTurns,
 		IncludeInstructions: true,
+		Sampling:            true,
 		Logger:              logger,
-		OnEvent:             func(e orchestrator.Event) { printEvent(stderr, e) },
+		OnEvent:             out.event,
 	}
 	if a.prefix {
 		cfg.Naming = registry.Prefix("__")
@@ -254,15 +159,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return explainAgent(ctx, err)
 	}
 	defer agent.Close()
-	res, err := agent.Run(ctx, a.prompt)
-	if res != nil && res.Text != "" {
-		text := res.Text
-		if !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		if _, werr := io.WriteString(stdout, text); werr != nil && err == nil {
-			err = werr
-		}
+	_, err = agent.Run(ctx, a.prompt)
+	if werr := out.finish(); werr != nil && err == nil {
+		err = werr
 	}
 	if err != nil {
 		return explainAgent(ctx, err)
@@ -281,22 +180,6 @@ func explainAgent(ctx context.Context, err error) error {
 	return &failure{msg: "agent: " + err.Error(), err: err}
 }
 
-// serverName names a server after its flag's value, as New would.
-func serverName(o *options) string {
-	s := orchestrator.MCPServer{}
-	switch o.server.kind {
-	case "stdio":
-		argv, err := splitCommand(o.server.value)
-		if err != nil || len(argv) == 0 {
-			return ""
-		}
-		s.Command, s.Args = argv[0], argv[1:]
-	default:
-		s.URL = strings.Replace(o.server.value, "ws", "http", 1)
-	}
-	return s.DerivedName()
-}
-
 func newProvider(a *agentInvocation) (orchestrator.Provider, error) {
 	switch a.provider {
 	case "anthropic":
@@ -311,21 +194,6 @@ func newProvider(a *agentInvocation) (orchestrator.Provider, error) {
 			return nil, usagef("%v", err)
 		}
 		return p, nil
-	}
-}
-
-// printEvent shows tool calls as they start and finish.
-func printEvent(w io.Writer, e orchestrator.Event) {
-	switch e.Kind {
-	case orchestrator.EventToolStart:
-		fmt.Fprintf(w, "→ %s %s\n", e.Call.Name, truncate(cleanLine(compactJSON(e.Call.Arguments)), 200))
-	case orchestrator.EventToolEnd:
-		status := "ok"
-		if e.Result.IsError {
-			status = "error"
-		}
-		fmt.Fprintf(w, "← %s %s (%s): %s\n", e.Call.Name, status, e.Duration.Round(time.Millisecond),
-			truncate(cleanLine(orchestrator.ResultText(e.Result)), 200))
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/orchestrator"
 )
 
 // modelServer plays an OpenAI-compatible model: on the first request it
@@ -157,5 +160,47 @@ func TestAgentConfig(t *testing.T) {
 	r = tako(t, "agent", "--provider", "openai", "--base-url", srv2.URL+"/v1", "--model", "m", "--prefix", "--config", file, "--server", "beta", "say hi")
 	if want := "the servers said: hi from beta__echo\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("--server beta: exit %d, stdout %q, want %q", r.code, r.stdout, want)
+	}
+}
+
+// TestAgentPrinter: streamed text goes to stdout as it comes, a turn's
+// text ends its line before the tool calls after it, and every other
+// event is one line on stderr.
+func TestAgentPrinter(t *testing.T) {
+	var stdout, stderr strings.Builder
+	p := &agentPrinter{stdout: &stdout, stderr: &stderr}
+	call := &orchestrator.ToolCall{ID: "1", Name: "slow", Arguments: json.RawMessage(`{"n": 1}`)}
+	total := 2.0
+	p.event(orchestrator.Event{Kind: orchestrator.EventTurnStart, Turn: 1})
+	p.event(orchestrator.Event{Kind: orchestrator.EventText, Text: "Let me "})
+	if stdout.String() != "Let me " {
+		t.Fatalf("a streamed piece was not printed at once: %q", stdout.String())
+	}
+	p.event(orchestrator.Event{Kind: orchestrator.EventText, Text: "look."})
+	p.event(orchestrator.Event{Kind: orchestrator.EventTurnEnd, Response: &orchestrator.Response{Text: "Let me look.", ToolCalls: []orchestrator.ToolCall{*call}}})
+	p.event(orchestrator.Event{Kind: orchestrator.EventToolStart, Call: call, Server: "s"})
+	p.event(orchestrator.Event{Kind: orchestrator.EventToolProgress, Call: call, Server: "s", Progress: &mcp.ProgressParams{Progress: 1, Total: &total, Message: "half"}})
+	p.event(orchestrator.Event{Kind: orchestrator.EventToolLog, Call: call, Server: "s", Log: &mcp.LoggingMessageParams{Level: mcp.LevelInfo, Logger: "db", Data: json.RawMessage(`"query ran"`)}})
+	p.event(orchestrator.Event{Kind: orchestrator.EventSampling, Server: "s",
+		Sampling: &mcp.CreateMessageParams{Messages: make([]mcp.SamplingMessage, 1), Tools: []mcp.Tool{{Name: "lookup"}}},
+		Response: &orchestrator.Response{ToolCalls: []orchestrator.ToolCall{{Name: "lookup"}}}})
+	p.event(orchestrator.Event{Kind: orchestrator.EventToolEnd, Call: call, Server: "s", Result: &orchestrator.ToolResult{Content: []mcp.Content{mcp.TextContent("done")}}})
+	// A provider that does not stream: the turn's text is shown at its end.
+	p.event(orchestrator.Event{Kind: orchestrator.EventTurnStart, Turn: 2})
+	p.event(orchestrator.Event{Kind: orchestrator.EventTurnEnd, Response: &orchestrator.Response{Text: "It is done."}})
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Let me look.\nIt is done.\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+	want := `→ slow {"n":1}
+… slow 1/2: half
+s [info] db: query ran
+⇄ sampling for s: 1 message(s), 1 tool(s) offered → tool_use lookup
+← slow ok (0s): done
+`
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
 )
 
 // defaultTimeout bounds starting the server plus the operation when
@@ -43,6 +44,9 @@ type options struct {
 	server           serverFlag
 	bridge           bridgeFlags // --listen-* and --tls-* of tako bridge (bridge.go)
 	grpc             grpcFlags   // --cert, --key, --ca, --server-name, --client-ca, --plaintext, --no-client-auth (grpc.go)
+	// session, if set, is the base of the session options (the agent's
+	// and the shell's handlers); it is read when the dialer connects.
+	session *transport.Options
 }
 
 // serverFlag is the transport flag that names the server: its kind (the

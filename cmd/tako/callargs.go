@@ -175,12 +175,17 @@ func (o *orderedKeys) UnmarshalJSON(b []byte) error {
 
 // printProgress shows one progress notification of a call on stderr.
 func printProgress(w io.Writer, p mcp.ProgressParams) {
-	line := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	fmt.Fprintln(w, "progress "+progressText(p))
+}
+
+// progressText is a progress notification in a few words: "2/5: message".
+func progressText(p mcp.ProgressParams) string {
+	line := strconv.FormatFloat(p.Progress, 'f', -1, 64)
 	if p.Total != nil {
 		line += "/" + strconv.FormatFloat(*p.Total, 'f', -1, 64)
 	}
 	if m := cleanLine(p.Message); m != "" {
 		line += ": " + truncate(m, 200)
 	}
-	fmt.Fprintln(w, line)
+	return line
 }

@@ -128,13 +128,31 @@ mutual TLS unless --no-client-auth or --plaintext. It prints the URL.
 		synopsis: "tako agent --provider openai|anthropic --model M [flags] SERVER... \"PROMPT\"",
 		help: `Gives a model the tools of every SERVER (repeat the server flags, or
 --config FILE for all its servers, --server NAME to pick some) and runs it on
-PROMPT until it answers without tool calls. Tool calls are shown on stderr,
-the answer on stdout. Flags: --base-url URL, --system TEXT, --max-turns N,
+PROMPT until it answers without tool calls. The answer streams to stdout;
+tool calls, their progress and results, the servers' log messages
+(--log-level LEVEL) and the sampling requests the model answers for them
+are shown on stderr. Flags: --base-url URL, --system TEXT, --max-turns N,
 --prefix (name tools SERVER__TOOL).
 
   tako agent --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
     --stdio "go run ./examples/demo-server" "add 2 and 3"
   tako agent --provider anthropic --model claude-sonnet-4-5 --config mcp.json "..."`},
+	"shell": {
+		synopsis: "tako shell SERVER... [--no-history]",
+		help: `An interactive session on one or more servers (repeat the server flags, or
+--config FILE for all its servers), with line editing, history and TAB
+completion of commands, tool, prompt and resource names and argument keys.
+At its prompt: tools, call NAME K=V ... (or JSON), resources, templates,
+read URI, prompts, prompt NAME K=V ..., complete, ping, info, servers,
+use NAME (the server the commands act on; the prompt shows it), help, quit
+(or exit, Ctrl-D). Ctrl-C stops the running command. Log messages
+(--log-level LEVEL), list changes and progress are shown as they arrive.
+History is kept in $XDG_STATE_HOME/tako/shell_history (else in the user's
+config directory; $TAKO_SHELL_HISTORY names another file, "off" or
+--no-history keeps none).
+
+  tako shell --stdio "npx -y @modelcontextprotocol/server-everything"
+  tako shell --config mcp.json --log-level info`},
 	"login": {
 		synopsis: "tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL",
 		help: `Authorizes tako at the MCP server at URL (OAuth 2.1), in the browser or with
@@ -157,8 +175,7 @@ Usage: tako COMMAND [ARGUMENTS] SERVER [FLAGS]
 
   tools                    list the server's tools
   call NAME [K=V ...]      call a tool (or give its arguments as a JSON object)
-  resources                list the resources
-  templates                list the resource templates
+  resources, templates     list the resources, the resource templates
   read URI                 read a resource
   prompts                  list the prompts
   prompt NAME [K=V ...]    get a prompt's messages
@@ -168,6 +185,7 @@ Usage: tako COMMAND [ARGUMENTS] SERVER [FLAGS]
   servers --config FILE    list a config file's servers, and if each answers
   bridge --listen-ws ADDR  serve a stdio server over WebSocket (or gRPC)
   agent                    let a model use the servers' tools
+  shell                    an interactive session on one or more servers
   login URL, logout URL    authorize tako at an HTTP server (OAuth 2.1)
 
 SERVER: --stdio "CMD ARGS..." | --http URL | --ws URL | --grpc ADDR

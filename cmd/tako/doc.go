@@ -14,6 +14,7 @@
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
 //	tako agent ... --config FILE [--server NAME ...] "PROMPT"
+//	tako shell SERVER... [--no-history]
 //	tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL
 //	tako logout URL
 //	tako help [CMD | all]
@@ -21,6 +22,20 @@
 // "tako help" lists the commands on one screen, "tako help CMD" (or
 // "tako CMD --help") shows one command's help with examples, and
 // "tako help all" shows this text.
+//
+// "shell" connects to every SERVER (repeat the server flags, or --config
+// FILE for all its servers) and reads commands at a prompt that names the
+// current server, with line editing, history and TAB completion of the
+// commands, the tool, prompt and resource names and the argument keys.
+// Every command above that takes a SERVER works there without one (call
+// NAME K=V ..., read URI, --format json, ...); "use NAME" makes another
+// server current, "servers" lists them, "help" lists the commands, "quit",
+// "exit" or Ctrl-D ends the shell and its servers, and Ctrl-C stops the
+// command that runs. The servers' log messages (--log-level LEVEL), list
+// changes and a call's progress are printed as they arrive, above the line
+// being edited. History is kept in $XDG_STATE_HOME/tako/shell_history, or
+// under the user's configuration directory, mode 0600; $TAKO_SHELL_HISTORY
+// names another file ("off" for none), as does --no-history.
 //
 // "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
 // the browser ($BROWSER when set; the URL is printed when no browser can
@@ -60,10 +75,15 @@
 //
 // "agent" gives a model the tools of every SERVER (repeat the server flags
 // to attach several) and runs it on PROMPT until it answers without tool
-// calls: each tool call is printed on stderr as it starts (→ name args) and
-// ends (← name ok|error (duration): result), and the final answer on
-// stdout. "agent" must come first; --env and --header apply to the server
-// flag before them. Its own flags:
+// calls. The model's text is printed on stdout as it streams. On stderr,
+// one line each: a tool call as it starts (→ name args), its progress
+// (… name 2/5: message), the servers' log messages (server [level] text;
+// ask for them with --log-level LEVEL), each sampling request a server
+// makes, which the agent's model answers (⇄ sampling for server: ...), and
+// the call's end (← name ok|error (duration): result). A sampling request
+// that offers tools gets the model's tool calls back as tool_use blocks,
+// and the server runs them and asks again. "agent" must come first; --env
+// and --header apply to the server flag before them. Its own flags:
 //
 //	--provider openai|anthropic
 //	    The model's API: OpenAI Chat Completions (also vLLM, llama.cpp,

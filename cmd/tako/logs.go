@@ -39,14 +39,19 @@ func showLogs(inv *invocation, t transport.Transport, stderr io.Writer) (stop fu
 		if r := levelRank(p.Level); r >= 0 && r < levelRank(inv.opts.logLevel) {
 			return
 		}
-		var text string
-		if json.Unmarshal(p.Data, &text) != nil {
-			text = string(p.Data)
-		}
-		logger := ""
-		if p.Logger != "" {
-			logger = cleanLine(p.Logger) + ": "
-		}
-		fmt.Fprintf(stderr, "server [%s] %s%s\n", cleanLine(string(p.Level)), logger, truncate(cleanLine(text), maxMessage))
+		fmt.Fprintf(stderr, "server %s\n", logText(&p))
 	})
+}
+
+// logText is a log message on one line: "[level] logger: message".
+func logText(p *mcp.LoggingMessageParams) string {
+	var text string
+	if json.Unmarshal(p.Data, &text) != nil {
+		text = string(p.Data)
+	}
+	logger := ""
+	if p.Logger != "" {
+		logger = cleanLine(p.Logger) + ": "
+	}
+	return fmt.Sprintf("[%s] %s%s", cleanLine(string(p.Level)), logger, truncate(cleanLine(text), maxMessage))
 }

@@ -10,7 +10,13 @@ import (
 func main() {
 	// Ctrl-C or a SIGTERM cancels the context: the session closes, the
 	// server's process group is ended, and tako exits with status 3.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && os.Args[1] == "shell" {
+		// The shell handles Ctrl-C itself: it stops the command that
+		// runs, not the shell.
+		signals = signals[1:]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), signals...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "agent" {
 		// agent has flags of its own and repeatable server flags (agent.go).
 		return report(stderr, runAgent(ctx, args[1:], stdout, stderr))
+	}
+	if len(args) > 0 && args[0] == "shell" { // shellrun.go
+		return report(stderr, runShell(ctx, args[1:], os.Stdin, stdout, stderr))
 	}
 	if len(args) > 0 && args[0] == "login" { // login.go
 		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))

@@ -37,7 +37,11 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 	if err := checkGRPCFlags(o); err != nil {
 		return nil, err
 	}
-	sessionOpts := &transport.Options{Logger: logger, LogLevel: o.logLevel}
+	sessionOpts := o.session
+	if sessionOpts == nil {
+		sessionOpts = &transport.Options{}
+	}
+	sessionOpts.Logger, sessionOpts.LogLevel = logger, o.logLevel
 	switch o.server.kind {
 	case "stdio":
 		start, name, err := stdioStarter(o, logger)

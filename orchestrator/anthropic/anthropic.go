@@ -123,6 +123,7 @@ type (
 		System        string          `json:"system,omitempty"`
 		Messages      []wireMessage   `json:"messages"`
 		Tools         []wireTool      `json:"tools,omitempty"`
+		ToolChoice    *toolChoice     `json:"tool_choice,omitempty"`
 		Temperature   *float64        `json:"temperature,omitempty"`
 		StopSequences []string        `json:"stop_sequences,omitempty"`
 		Stream        bool            `json:"stream,omitempty"`
@@ -150,6 +151,9 @@ type (
 		Type      string `json:"type"`
 		MediaType string `json:"media_type"`
 		Data      string `json:"data"`
+	}
+	toolChoice struct {
+		Type string `json:"type"` // "auto", "any" or "none"
 	}
 	wireTool struct {
 		Name        string          `json:"name"`
@@ -450,6 +454,14 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) *messagesReque
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		mr.Tools = append(mr.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if len(mr.Tools) > 0 {
+		switch req.ToolChoice {
+		case orchestrator.ToolChoiceRequired:
+			mr.ToolChoice = &toolChoice{Type: "any"}
+		case orchestrator.ToolChoiceNone:
+			mr.ToolChoice = &toolChoice{Type: "none"}
+		}
 	}
 	return mr
 }

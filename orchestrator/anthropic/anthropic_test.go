@@ -315,3 +315,27 @@ func TestKeyFromEnvironment(t *testing.T) {
 		t.Errorf("x-api-key %q", got)
 	}
 }
+
+// TestToolChoice: required is the API's "any", none is "none", and the
+// default sends no tool_choice.
+func TestToolChoice(t *testing.T) {
+	answer := `{"type":"message","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
+	f, srv := newFake(t, jsonAnswer(200, answer), jsonAnswer(200, answer), jsonAnswer(200, answer))
+	p := newProvider(t, srv, nil)
+	for _, c := range []orchestrator.ToolChoice{orchestrator.ToolChoiceAuto, orchestrator.ToolChoiceRequired, orchestrator.ToolChoiceNone} {
+		req := conversation()
+		req.ToolChoice = c
+		if _, err := p.Complete(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := f.requests()
+	if _, ok := reqs[0].body["tool_choice"]; ok {
+		t.Errorf("auto sent tool_choice %v", reqs[0].body["tool_choice"])
+	}
+	anyChoice, _ := reqs[1].body["tool_choice"].(map[string]any)
+	none, _ := reqs[2].body["tool_choice"].(map[string]any)
+	if anyChoice["type"] != "any" || none["type"] != "none" {
+		t.Errorf("tool_choice %v and %v, want any and none", reqs[1].body["tool_choice"], reqs[2].body["tool_choice"])
+	}
+}

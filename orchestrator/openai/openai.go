@@ -122,6 +122,7 @@ type (
 		Model         string         `json:"model"`
 		Messages      []chatMessage  `json:"messages"`
 		Tools         []chatTool     `json:"tools,omitempty"`
+		ToolChoice    string         `json:"tool_choice,omitempty"`
 		Temperature   *float64       `json:"temperature,omitempty"`
 		Stop          []string       `json:"stop,omitempty"`
 		Stream        bool           `json:"stream,omitempty"`
@@ -415,6 +416,11 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) ([]byte, error
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		cr.Tools = append(cr.Tools, chatTool{Type: "function", Function: functionDecl{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	if len(cr.Tools) > 0 {
+		// The API's names for the two choices other than the default
+		// are those of sampling's toolChoice.mode.
+		cr.ToolChoice = string(req.ToolChoice)
 	}
 	b, err := json.Marshal(cr)
 	if err != nil {

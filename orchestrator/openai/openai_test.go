@@ -302,3 +302,25 @@ func TestNoKeyNoHeader(t *testing.T) {
 		t.Errorf("Authorization %q sent without a key", h)
 	}
 }
+
+// TestToolChoice: a sampling request's toolChoice reaches the API as
+// tool_choice, and the default sends none.
+func TestToolChoice(t *testing.T) {
+	answer := `{"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`
+	f, srv := newFake(t, jsonAnswer(200, answer), jsonAnswer(200, answer), jsonAnswer(200, answer))
+	p := newProvider(t, srv, nil)
+	for _, c := range []orchestrator.ToolChoice{orchestrator.ToolChoiceAuto, orchestrator.ToolChoiceRequired, orchestrator.ToolChoiceNone} {
+		req := conversation()
+		req.ToolChoice = c
+		if _, err := p.Complete(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := f.requests()
+	if _, ok := reqs[0].body["tool_choice"]; ok {
+		t.Errorf("auto sent tool_choice %v", reqs[0].body["tool_choice"])
+	}
+	if reqs[1].body["tool_choice"] != "required" || reqs[2].body["tool_choice"] != "none" {
+		t.Errorf("tool_choice %v and %v, want required and none", reqs[1].body["tool_choice"], reqs[2].body["tool_choice"])
+	}
+}

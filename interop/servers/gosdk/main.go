@@ -18,6 +18,9 @@
 //	visit {elicitationId} stands for the user's browser reaching the login page: it
 //	                      sends notifications/elicitation/complete for that id
 //	touch {uri}           sends notifications/resources/updated for uri to its subscribers
+//	research {topic}      asks the client's model about the topic, offering it a "lookup" tool
+//	                      (sampling with tools), runs the lookups it asks for and asks again,
+//	                      until it answers with text: "researched in <n> rounds: <text>"
 //
 // Resources: mem://a and mem://b, text, subscribable (legacy
 // resources/subscribe, or subscriptions/listen on 2026-07-28).
@@ -25,17 +28,18 @@
 // With -extra-tools also meta and grow (extra.go); -ttl sets the ttlMs of
 // list and read results.
 //
-// sample, roots and form are written in the multi round-trip style of
-// 2026-07-28 (the handler returns input requests, the client retries with
-// the answers). The SDK bridges that style to server-to-client requests for
-// clients on earlier revisions, so one handler exercises both of tako's
-// paths.
+// sample, roots, form and research are written in the multi round-trip
+// style of 2026-07-28 (the handler returns input requests, the client
+// retries with the answers). The SDK bridges that style to server-to-client
+// requests for clients on earlier revisions, so one handler exercises both
+// of tako's paths.
 package main
 
 //lint:file-ignore SA1019 sampling and roots are deprecated from 2026-07-28 on, but the earlier revisions tako speaks still have them, so this peer must offer them.
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -219,7 +223,108 @@ func newServer() *mcp.Server {
 
 	addElicitationTools(s)
 	addResources(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "research", Description: "Researches a topic with the client's model, which may look words up (sampling with tools)"}, research)
 	return s
+}
+
+type researchIn struct {
+	Topic string `json:"topic" jsonschema:"what to research"`
+}
+
+// maxResearchRounds bounds the sampling turns of one research call.
+const maxResearchRounds = 5
+
+var lookupTool = &mcp.Tool{
+	Name:        "lookup",
+	Description: "Looks a word up in the server's glossary",
+	InputSchema: map[string]any{"type": "object", "properties": map[string]any{"word": map[string]any{"type": "string"}}, "required": []string{"word"}},
+}
+
+// glossary is what lookup knows.
+var glossary = map[string]string{"tako": "tako is Japanese for octopus"}
+
+// research runs a sampling exchange with tools. Each round is one
+// createMessage carrying the conversation so far; a tool_use answer is
+// followed by a user message of tool_result blocks, one per tool_use, as
+// the specification requires. With a 2026-07-28 client the conversation
+// travels in requestState from round to round; with an earlier one the
+// rounds are server-to-client requests made here, since the SDK's bridge
+// re-invokes a handler only once.
+func research(ctx context.Context, req *mcp.CallToolRequest, in researchIn) (*mcp.CallToolResult, any, error) {
+	first := []*mcp.SamplingMessageV2{{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "Research: " + in.Topic}}}}
+	ask := func(msgs []*mcp.SamplingMessageV2) *mcp.CreateMessageWithToolsParams {
+		return &mcp.CreateMessageWithToolsParams{Messages: msgs, MaxTokens: 200, Tools: []*mcp.Tool{lookupTool}}
+	}
+	if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion < "2026-07-28" {
+		msgs := first
+		for range maxResearchRounds {
+			res, err := req.Session.CreateMessageWithTools(ctx, ask(msgs))
+			if err != nil {
+				return nil, nil, err
+			}
+			var done *mcp.CallToolResult
+			if msgs, done = researchStep(msgs, res); done != nil {
+				return done, nil, nil
+			}
+		}
+		return nil, nil, fmt.Errorf("research: no answer after %d rounds", maxResearchRounds)
+	}
+	msgs := first
+	if req.Params.RequestState != "" {
+		if err := json.Unmarshal([]byte(req.Params.RequestState), &msgs); err != nil {
+			return nil, nil, fmt.Errorf("research: bad requestState: %v", err)
+		}
+	}
+	if resp, ok := req.Params.InputResponses["turn"]; ok {
+		res, ok := resp.(*mcp.CreateMessageWithToolsResult)
+		if !ok {
+			return nil, nil, fmt.Errorf("input response %q: got %T, want a sampling result", "turn", resp)
+		}
+		var done *mcp.CallToolResult
+		if msgs, done = researchStep(msgs, res); done != nil {
+			return done, nil, nil
+		}
+		if len(msgs) > 2*maxResearchRounds {
+			return nil, nil, fmt.Errorf("research: no answer after %d rounds", maxResearchRounds)
+		}
+	}
+	state, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"turn": ask(msgs)}, RequestState: string(state)}, nil, nil
+}
+
+// researchStep adds the model's answer to the conversation. A text answer
+// ends the research with a result; a tool_use answer gets its lookups.
+func researchStep(msgs []*mcp.SamplingMessageV2, res *mcp.CreateMessageWithToolsResult) ([]*mcp.SamplingMessageV2, *mcp.CallToolResult) {
+	msgs = append(msgs, &mcp.SamplingMessageV2{Role: "assistant", Content: res.Content})
+	rounds := (len(msgs) + 1) / 2
+	if res.StopReason != "toolUse" {
+		var parts []string
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				parts = append(parts, t.Text)
+			}
+		}
+		return msgs, text(fmt.Sprintf("researched in %d rounds: %s", rounds, strings.Join(parts, "\n")))
+	}
+	var results []mcp.Content
+	for _, c := range res.Content {
+		use, ok := c.(*mcp.ToolUseContent)
+		if !ok {
+			continue
+		}
+		word, _ := use.Input["word"].(string)
+		answer, known := glossary[word]
+		if use.Name != "lookup" || !known {
+			results = append(results, &mcp.ToolResultContent{ToolUseID: use.ID, IsError: true,
+				Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("no entry for %q in tool %q", word, use.Name)}}})
+			continue
+		}
+		results = append(results, &mcp.ToolResultContent{ToolUseID: use.ID, Content: []mcp.Content{&mcp.TextContent{Text: answer}}})
+	}
+	return append(msgs, &mcp.SamplingMessageV2{Role: "user", Content: results}), nil
 }
 
 func text(s string) *mcp.CallToolResult {

@@ -1,0 +1,182 @@
+package interop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// tako shell as a person uses it: the built binary on a pseudo-terminal,
+// with server-everything over stdio. The test types, and reads what the
+// terminal shows.
+
+// ptyScreen collects what the terminal shows and wakes whoever waits for
+// a piece of it.
+type ptyScreen struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	mark  int // expect looks only past what it already matched
+	wrote chan struct{}
+}
+
+func (s *ptyScreen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// expect waits until the terminal has shown want since the last match.
+func (s *ptyScreen) expect(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		s.mu.Lock()
+		seen := s.buf.String()[s.mark:]
+		if i := strings.Index(seen, want); i >= 0 {
+			s.mark += i + len(want)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wrote:
+		case <-timeout:
+			t.Fatalf("the terminal did not show %q within 30s; it shows:\n%q", want, seen)
+		}
+	}
+}
+
+// children lists the pids whose parent is pid.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if n, err := strconv.Atoi(e.Name()); err == nil {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids
+}
+
+// alive reports whether a process pid exists (a zombie counts: nobody
+// reaped it).
+func alive(pid int) bool {
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// TestShellPTY types at tako shell on a pseudo-terminal: tools lists the
+// tools, "call ec" and TAB completes to echo, the call answers, a log
+// message arriving while a line is edited is printed above it without
+// garbling it, quit ends the shell, and neither tako nor the server is
+// left running.
+func TestShellPTY(t *testing.T) {
+	node, args := everything(t)
+	cmd := exec.Command(takoCLI(t), "shell", "--log-level", "debug", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'")
+	cmd.Env = append(os.Environ(), "TAKO_SHELL_HISTORY=off", "TERM=xterm")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatalf("starting tako on a pseudo-terminal: %v", err)
+	}
+	screen := &ptyScreen{wrote: make(chan struct{}, 1)}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(screen, tty) // ends with EIO once tako has exited
+	}()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+		tty.Close()
+		<-copied
+		if t.Failed() {
+			t.Logf("the terminal showed:\n%q", screen.buf.String())
+		}
+	})
+	typeText := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(tty, s); err != nil {
+			t.Fatalf("typing %q: %v", s, err)
+		}
+	}
+
+	screen.expect(t, "everything> ")
+	servers := children(cmd.Process.Pid)
+	if len(servers) != 1 {
+		t.Fatalf("tako has %d child processes, want the server alone: %v", len(servers), servers)
+	}
+
+	typeText("tools\r")
+	screen.expect(t, "echo(message)")
+	screen.expect(t, "trigger-long-running-operation")
+	screen.expect(t, "everything> ")
+
+	typeText("call ec\t")
+	screen.expect(t, "call echo ")
+	typeText("message=hi\r")
+	screen.expect(t, "Echo: hi")
+	screen.expect(t, "everything> ")
+
+	// A log message that arrives while a line is being edited is shown
+	// above it, and the line is drawn again as it was.
+	typeText("call toggle-simulated-logging\r")
+	screen.expect(t, "Started simulated")
+	screen.expect(t, "everything> ")
+	typeText("pin")
+	screen.expect(t, "pin")
+	screen.expect(t, "everything: [")
+	screen.expect(t, "everything> pin")
+	typeText("g\r")
+	screen.expect(t, "ok: mcp-servers/everything")
+
+	typeText("quit\r")
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Fatalf("tako shell exited with %v", waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tako shell did not exit within 30s of quit")
+	}
+	for _, pid := range servers {
+		if alive(pid) {
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			t.Errorf("the server (pid %d) outlived the shell: %s", pid, stat)
+		}
+	}
+}
