@@ -387,8 +387,9 @@ func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, err
 	}
 	tools := make([]mcp.Tool, 0, len(resp.GetTools()))
+	var enc structEncoder
 	for _, t := range resp.GetTools() {
-		mt, err := toolFromPB(t)
+		mt, err := toolFromPB(t, &enc)
 		if err != nil {
 			return nil, fmt.Errorf("mcpgrpc ListTools: %w: tool %q: %v", transport.ErrProtocol, t.GetName(), err)
 		}

@@ -30,12 +30,14 @@ func rawToStruct(raw json.RawMessage) (*structpb.Struct, error) {
 	return structpb.NewStruct(m)
 }
 
-// structToRaw turns a Struct into a JSON object; nil gives nil.
+// structToRaw turns a Struct into a JSON object; nil gives nil. To convert
+// many, use one structEncoder.
 func structToRaw(s *structpb.Struct) (json.RawMessage, error) {
 	if s == nil {
 		return nil, nil
 	}
-	return json.Marshal(s.AsMap())
+	var e structEncoder
+	return e.appendStruct(nil, s)
 }
 
 func mapToStruct(m map[string]any) (*structpb.Struct, error) {
@@ -257,8 +259,10 @@ func toolToPB(t *mcp.Tool) (*pb.Tool, error) {
 	return p, nil
 }
 
-func toolFromPB(p *pb.Tool) (mcp.Tool, error) {
-	in, err := structToRaw(p.GetInputSchema())
+// toolFromPB converts one tool; e, reused across a list, writes its
+// schemas.
+func toolFromPB(p *pb.Tool, e *structEncoder) (mcp.Tool, error) {
+	in, err := e.raw(p.GetInputSchema())
 	if err != nil {
 		return mcp.Tool{}, err
 	}
@@ -266,7 +270,7 @@ func toolFromPB(p *pb.Tool) (mcp.Tool, error) {
 		// inputSchema is required in MCP; the service may leave it out.
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	outSchema, err := structToRaw(p.GetOutputSchema())
+	outSchema, err := e.raw(p.GetOutputSchema())
 	if err != nil {
 		return mcp.Tool{}, err
 	}

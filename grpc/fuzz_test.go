@@ -24,8 +24,9 @@ type fromPB struct {
 var fromPBs = []fromPB{
 	{func() proto.Message { return &pb.ListToolsResponse{} }, func(m proto.Message) (any, error) {
 		var out []mcp.Tool
+		var enc structEncoder
 		for _, t := range m.(*pb.ListToolsResponse).GetTools() {
-			mt, err := toolFromPB(t)
+			mt, err := toolFromPB(t, &enc)
 			if err != nil {
 				return nil, err
 			}

@@ -18,8 +18,14 @@ package websocket
 //
 // Goroutines. A Conn runs two: the reader, which reads frames with gorilla's
 // ReadMessage and hands each decoded message to Read, and the keepalive,
-// which pings the peer. gorilla allows one reader and one writer at a time;
-// the reader goroutine is the only reader, data writes are serialized by a
+// which pings the peer. The reader tells the keepalive that the peer is
+// alive by storing the time of each frame, not by waking it: a wake per
+// frame was a tenth of a client's CPU per call (futex wake-ups of an idle
+// thread to run a goroutine that only re-armed a timer). The keepalive is
+// woken by a frame only while it waits for a pong.
+//
+// gorilla allows one reader and one writer at a time; the reader
+// goroutine is the only reader, data writes are serialized by a
 // one-slot semaphore that a waiting Write can leave when its context ends,
 // and control frames (ping, close) go through WriteControl, which gorilla
 // allows concurrently with everything else.
@@ -251,9 +257,17 @@ type Conn struct {
 	ka  Keepalive
 	log *slog.Logger
 
-	msgs  chan *mcp.Message // reader -> Read, unbuffered
-	bad   chan error        // reader -> Read: one undecodable message
-	alive chan struct{}     // reader -> keepalive: a frame arrived (1 slot)
+	msgs chan *mcp.Message // reader -> Read, unbuffered
+	bad  chan error        // reader -> Read: one undecodable message
+
+	// Keepalive. epoch is when the Conn was made; lastFrame is when the
+	// last frame from the peer arrived, in nanoseconds since epoch on the
+	// monotonic clock. While awaitingPong is set, the next frame also
+	// wakes the keepalive through alive (1 slot).
+	epoch        time.Time
+	lastFrame    atomic.Int64
+	awaitingPong atomic.Bool
+	alive        chan struct{}
 	// handing is true while the reader waits for Read to take a message.
 	handing atomic.Bool
 
@@ -283,6 +297,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		log:      logger,
 		msgs:     make(chan *mcp.Message),
 		bad:      make(chan error),
+		epoch:    time.Now(),
 		alive:    make(chan struct{}, 1),
 		wlock:    writelock.New(),
 		dead:     make(chan struct{}),
@@ -307,12 +322,22 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 	return c
 }
 
-// sawFrame tells the keepalive that the peer is alive.
+// sawFrame records that the peer is alive, and wakes the keepalive if it
+// waits for a pong.
 func (c *Conn) sawFrame() {
-	select {
-	case c.alive <- struct{}{}:
-	default:
+	c.lastFrame.Store(int64(time.Since(c.epoch)))
+	if c.awaitingPong.Load() && c.awaitingPong.CompareAndSwap(true, false) {
+		select {
+		case c.alive <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// sinceFrame is how long ago the last frame from the peer arrived (or the
+// Conn was made, if none has).
+func (c *Conn) sinceFrame() time.Duration {
+	return time.Since(c.epoch) - time.Duration(c.lastFrame.Load())
 }
 
 // fail records the first fatal error and closes the TCP connection, which
@@ -420,8 +445,9 @@ func closeText(s string) string {
 	return ", " + s
 }
 
-// keepalive pings the peer every PingInterval and declares it dead if no
-// frame arrives within PongTimeout of a ping.
+// keepalive pings the peer once PingInterval has passed without a frame
+// from it, and declares it dead if no frame arrives within PongTimeout of
+// the ping.
 func (c *Conn) keepalive() {
 	defer close(c.pingDone)
 	t := time.NewTimer(c.ka.PingInterval)
@@ -429,35 +455,43 @@ func (c *Conn) keepalive() {
 	for {
 		select {
 		case <-t.C:
-		case <-c.alive:
-			// Traffic proves the peer alive: restart the quiet period.
-			resetTimer(t, c.ka.PingInterval)
-			continue
 		case <-c.closing:
 			return
 		case <-c.dead:
 			return
 		}
-		// Forget what arrived before the ping.
+		if quiet := c.sinceFrame(); quiet < c.ka.PingInterval {
+			// Traffic proves the peer alive: wait out the rest of the
+			// quiet period from its last frame.
+			t.Reset(c.ka.PingInterval - quiet)
+			continue
+		}
+		// Only frames that arrive after this point answer the ping.
 		select {
 		case <-c.alive:
 		default:
 		}
+		c.awaitingPong.Store(true)
 		deadline := time.Now().Add(c.ka.PongTimeout)
 		if err := c.ws.WriteControl(websocket.PingMessage, nil, deadline); err != nil {
 			c.fail(fmt.Errorf("websocket: ping: %v: %w", err, transport.ErrConnectionLost))
 			return
 		}
-		resetTimer(t, c.ka.PongTimeout)
+		t.Reset(c.ka.PongTimeout)
 		select {
 		case <-c.alive:
 			resetTimer(t, c.ka.PingInterval)
 		case <-t.C:
+			if !c.awaitingPong.CompareAndSwap(true, false) {
+				// A frame arrived just as the timer fired.
+				t.Reset(c.ka.PingInterval)
+				continue
+			}
 			if c.handing.Load() {
 				// The reader is waiting for Read to take a message, so
 				// the pong may be unread in the socket: back-pressure from
 				// our side, not a dead peer. Ask again later.
-				resetTimer(t, c.ka.PingInterval)
+				t.Reset(c.ka.PingInterval)
 				continue
 			}
 			c.fail(fmt.Errorf("websocket: the peer did not answer a ping within %v: %w", c.ka.PongTimeout, transport.ErrConnectionLost))
