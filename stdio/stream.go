@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/blocks"
 	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -154,7 +155,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // message is encoded into a reused buffer and written with one Write call.
 type framer struct {
 	br   *bufio.Reader
-	long longLine // a line longer than br's buffer, being read
+	long blocks.List // a line longer than br's buffer, being read (copied once, into a slice of its size, when it ends)
 	max  int
 	log  *slog.Logger
 
@@ -301,18 +302,18 @@ func (f *framer) readLines() error {
 	for {
 		chunk, err := f.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			if f.long.n+len(chunk) > f.max {
+			if f.long.Len()+len(chunk) > f.max {
 				if err := f.discard(chunk); err != nil {
 					return err
 				}
 				continue
 			}
-			f.long.add(chunk)
+			f.long.Write(chunk)
 			continue
 		}
 		line, owned := chunk, false
-		if f.long.n > 0 {
-			line, owned = f.long.join(chunk), true
+		if f.long.Len() > 0 {
+			line, owned = f.long.Join(chunk), true
 		}
 		if err != nil && !bytes.HasSuffix(chunk, []byte{'\n'}) && len(bytes.TrimSpace(line)) > 0 && len(line) <= f.max {
 			// The stream ended without a newline. A whole message is
@@ -350,8 +351,8 @@ func (f *framer) readLines() error {
 // f.long and chunk.
 func (f *framer) discard(chunk []byte) error {
 	var sc mcp.IDScanner
-	size := int64(f.long.n + len(chunk))
-	f.long.drain(sc.Feed)
+	size := int64(f.long.Len() + len(chunk))
+	f.long.Drain(sc.Feed)
 	sc.Feed(chunk)
 	for {
 		chunk, err := f.br.ReadSlice('\n')
@@ -379,59 +380,6 @@ func (f *framer) tooLarge(sc *mcp.IDScanner, size int64) inbound {
 	}
 	f.log.Warn("stdio: skipped a message over the size limit", "bytes", size, "limit", f.max, "id", id.String())
 	return inbound{err: me}
-}
-
-// longLine accumulates a line longer than the bufio buffer, in blocks of
-// the buffer's size, and then joins them into one slice of exactly the
-// line's size. That costs two copies and never over-allocates (growing one
-// slice by doubling allocates up to four times the line); the blocks of one
-// long line are kept for the next, up to keepBlocks of them.
-type longLine struct {
-	blocks [][]byte // in use; all full but the last
-	free   [][]byte // kept for reuse
-	n      int      // bytes held
-}
-
-// keepBlocks bounds the blocks a Conn keeps between long lines (1 MiB).
-const keepBlocks = 16
-
-func (l *longLine) add(p []byte) {
-	l.n += len(p)
-	for len(p) > 0 {
-		if k := len(l.blocks); k == 0 || len(l.blocks[k-1]) == cap(l.blocks[k-1]) {
-			var b []byte
-			if m := len(l.free); m > 0 {
-				b, l.free = l.free[m-1][:0], l.free[:m-1]
-			} else {
-				b = make([]byte, 0, readBufferSize)
-			}
-			l.blocks = append(l.blocks, b)
-		}
-		last := &l.blocks[len(l.blocks)-1]
-		k := min(len(p), cap(*last)-len(*last))
-		*last = append(*last, p[:k]...)
-		p = p[k:]
-	}
-}
-
-// join returns the held bytes followed by tail, in a new slice, and
-// empties l.
-func (l *longLine) join(tail []byte) []byte {
-	out := make([]byte, 0, l.n+len(tail))
-	l.drain(func(b []byte) { out = append(out, b...) })
-	return append(out, tail...)
-}
-
-// drain passes the held bytes to fn, in order, and empties l.
-func (l *longLine) drain(fn func([]byte)) {
-	for i, b := range l.blocks {
-		fn(b)
-		if len(l.free) < keepBlocks {
-			l.free = append(l.free, b)
-		}
-		l.blocks[i] = nil
-	}
-	l.blocks, l.n = l.blocks[:0], 0
 }
 
 // handleLine decodes one line and delivers what it holds. owned says the

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/blocks"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -42,13 +43,13 @@ type eventReader struct {
 	r        io.Reader
 	buf      *[]byte
 	pos, end int
-	err      error  // the read error, returned once buf is drained
-	line     []byte // a line that did not end within buf
-	blocks   blocks // a long line's bytes, once line would pass bigLine
-	skipLF   bool   // the last line ended in \r: a \n next is part of it
-	max      int    // the most bytes one event may take on the wire
-	size     int    // bytes of the current event so far
-	pending  bool   // the current event has a field
+	err      error       // the read error, returned once buf is drained
+	line     []byte      // a line that did not end within buf
+	blocks   blocks.List // a long line's bytes, once line would pass bigLine
+	skipLF   bool        // the last line ended in \r: a \n next is part of it
+	max      int         // the most bytes one event may take on the wire
+	size     int         // bytes of the current event so far
+	pending  bool        // the current event has a field
 	ev       event
 }
 
@@ -68,7 +69,7 @@ func newEventReader(body io.Reader, maxEvent int) *eventReader {
 
 // release gives the read buffer back; er must not be used after.
 func (er *eventReader) release() {
-	er.blocks.free()
+	er.blocks.Reset()
 	if er.buf != nil {
 		readBufs.Put(er.buf)
 		er.buf = nil
@@ -125,8 +126,8 @@ func (er *eventReader) Next() (event, error) {
 		}
 		er.pos += n
 		line, carried := chunk[:i], false
-		if er.blocks.n > 0 {
-			er.line = er.blocks.join(line)
+		if er.blocks.Len() > 0 {
+			er.line = er.blocks.Join(line)
 			line, carried = er.line, true
 		} else if len(er.line) > 0 {
 			er.line = append(er.line, line...)
@@ -158,7 +159,7 @@ func (er *eventReader) grow(n int) error {
 }
 
 func (er *eventReader) endErr() error {
-	if er.err == io.EOF && (er.pending || len(er.line) > 0 || er.blocks.n > 0) {
+	if er.err == io.EOF && (er.pending || len(er.line) > 0 || er.blocks.Len() > 0) {
 		return io.ErrUnexpectedEOF
 	}
 	return er.err
@@ -166,60 +167,15 @@ func (er *eventReader) endErr() error {
 
 // carry keeps b, the part of a line that did not end in the read buffer.
 func (er *eventReader) carry(b []byte) {
-	if er.blocks.n == 0 && len(er.line)+len(b) <= bigLine {
+	if er.blocks.Len() == 0 && len(er.line)+len(b) <= bigLine {
 		er.line = append(er.line, b...)
 		return
 	}
-	if er.blocks.n == 0 {
-		er.blocks.write(er.line)
+	if er.blocks.Len() == 0 {
+		er.blocks.Write(er.line)
 		er.line = er.line[:0]
 	}
-	er.blocks.write(b)
-}
-
-// blocks gathers a long line in pooled blocks of blockSize.
-type blocks struct {
-	list []*[]byte
-	n    int // bytes written
-}
-
-const blockSize = 64 << 10
-
-var blockPool = sync.Pool{New: func() any { b := make([]byte, 0, blockSize); return &b }}
-
-func (bs *blocks) write(b []byte) {
-	for len(b) > 0 {
-		if len(bs.list) == 0 || len(*bs.list[len(bs.list)-1]) == blockSize {
-			blk := blockPool.Get().(*[]byte)
-			*blk = (*blk)[:0]
-			bs.list = append(bs.list, blk)
-		}
-		last := bs.list[len(bs.list)-1]
-		k := min(len(b), blockSize-len(*last))
-		*last = append(*last, b[:k]...)
-		b = b[k:]
-		bs.n += k
-	}
-}
-
-// join returns what was written followed by tail, in one new slice of
-// exactly that size, and gives the blocks back.
-func (bs *blocks) join(tail []byte) []byte {
-	out := make([]byte, 0, bs.n+len(tail))
-	for _, blk := range bs.list {
-		out = append(out, *blk...)
-	}
-	out = append(out, tail...)
-	bs.free()
-	return out
-}
-
-func (bs *blocks) free() {
-	for _, blk := range bs.list {
-		blockPool.Put(blk)
-	}
-	clear(bs.list)
-	bs.list, bs.n = bs.list[:0], 0
+	er.blocks.Write(b)
 }
 
 // lineEnd returns the index of the first \r or \n in b, or -1.

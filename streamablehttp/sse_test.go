@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/blocks"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -165,9 +166,9 @@ func TestToolsListedRejectsBadHeadersAndRemembersGood(t *testing.T) {
 // reading gives; a long data line becomes the event's data in a slice of
 // its exact size.
 func TestSSELongLinesInPieces(t *testing.T) {
-	long := strings.Repeat("a", 3*blockSize+5)
-	stream := "data: " + long + "\r\n" + "data: " + strings.Repeat("b", blockSize+1) + "\r" +
-		": " + strings.Repeat("c", 2*blockSize) + "\n" + "id: 7\n\n" +
+	long := strings.Repeat("a", 3*blocks.Size+5)
+	stream := "data: " + long + "\r\n" + "data: " + strings.Repeat("b", blocks.Size+1) + "\r" +
+		": " + strings.Repeat("c", 2*blocks.Size) + "\n" + "id: 7\n\n" +
 		"data: " + long + "\n\n" + "data: short\n\n"
 	want, _ := reference([]byte(stream))
 	for _, n := range []int{1 << 20, 4096, 1000, 7} {
