@@ -247,6 +247,10 @@ func grace(d time.Duration) time.Duration {
 // Read first returns the messages it wrote before dying, then an *ExitError.
 func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) { return c.f.Read(ctx) }
 
+// Push implements transport.Pusher: the Session gets each message from the
+// goroutine that reads the server's stdout, with no hand-off through Read.
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.f.Push(deliver) }
+
 // Write sends msg to the server as one line. Concurrent writes are
 // serialized. It returns ctx's error if ctx ends first (a message cut short
 // by that is completed before the next one, so the framing stays intact),

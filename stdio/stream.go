@@ -163,6 +163,15 @@ type framer struct {
 	readDone chan struct{}
 	finalErr error // why reading ended; set before in is closed
 
+	// With Push, results go to pushFn instead of in. pushMu orders Push
+	// against the end of reading, so that exactly one of them gives the
+	// final error.
+	pushMu   sync.Mutex
+	pushFn   func(*mcp.Message, error)
+	ended    bool          // readLoop has set finalErr
+	pushSet  chan struct{} // closed by Push
+	pushOnce sync.Once
+
 	w     io.Writer
 	wdl   deadlineWriter // w's deadline setter, or nil
 	wlock writelock.Lock
@@ -210,6 +219,7 @@ func newFramer(r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *fram
 		log:      logger,
 		in:       make(chan inbound),
 		readDone: make(chan struct{}),
+		pushSet:  make(chan struct{}),
 		w:        w,
 		wlock:    writelock.New(),
 		closing:  make(chan struct{}),
@@ -273,15 +283,47 @@ func (f *framer) Read(ctx context.Context) (*mcp.Message, error) {
 	}
 }
 
-// deliver hands one result to Read. It reports false if the Conn was
-// closed first.
+// deliver hands one result to Read, or to the engine once it has asked
+// for them (Push). It reports false if the Conn was closed first.
 func (f *framer) deliver(it inbound) bool {
+	if fn := f.pushed(); fn != nil {
+		if f.isClosing() {
+			return false
+		}
+		fn(it.msg, it.err)
+		return true
+	}
 	select {
 	case f.in <- it:
 		return true
+	case <-f.pushSet:
+		return f.deliver(it)
 	case <-f.closing:
 		return false
 	}
+}
+
+// Push implements transport.Pusher: from now on the reading goroutine
+// hands each message to deliver itself, which saves the hand-off through
+// Read. in is unbuffered, so nothing read before waits in it: a result
+// being offered to Read when Push comes goes to deliver instead.
+func (f *framer) Push(deliver func(*mcp.Message, error)) {
+	f.pushMu.Lock()
+	f.pushFn = deliver
+	ended := f.ended
+	f.pushMu.Unlock()
+	f.pushOnce.Do(func() { close(f.pushSet) })
+	if ended {
+		// The reading goroutine ended before Push: the final error is
+		// this call's to give.
+		deliver(nil, f.finalErr)
+	}
+}
+
+func (f *framer) pushed() func(*mcp.Message, error) {
+	f.pushMu.Lock()
+	defer f.pushMu.Unlock()
+	return f.pushFn
 }
 
 // readLoop is the reading goroutine.
@@ -289,6 +331,13 @@ func (f *framer) readLoop() {
 	defer close(f.readDone)
 	err := f.readLines()
 	f.finalErr = f.endErr(err)
+	f.pushMu.Lock()
+	fn := f.pushFn
+	f.ended = true
+	f.pushMu.Unlock()
+	if fn != nil {
+		fn(nil, f.finalErr)
+	}
 	close(f.in)
 }
 

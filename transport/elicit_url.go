@@ -187,12 +187,21 @@ func (s *Session) noteURLElicitations(e *mcp.Error) {
 // urlElicitationRequired returns the -32042 error in err when the session
 // can act on it: it has an elicitation handler and declared URL mode.
 func (s *Session) urlElicitationRequired(err error) *mcp.Error {
-	var rpcErr *mcp.Error
-	if err == nil || s.opts.Handlers.Elicitation == nil || !s.opts.Handlers.ElicitationURL ||
-		!errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired {
+	if err == nil || s.opts.Handlers.Elicitation == nil || !s.opts.Handlers.ElicitationURL {
 		return nil
 	}
-	return rpcErr
+	return rpcErrorWithCode(err, mcp.CodeURLElicitationRequired)
+}
+
+// rpcErrorWithCode returns the *mcp.Error in err's chain if it has code.
+// Its own function, so that the variable errors.As needs (which escapes)
+// is allocated only for an error, not on every call that succeeds.
+func rpcErrorWithCode(err error, code int64) *mcp.Error {
+	var rpcErr *mcp.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == code {
+		return rpcErr
+	}
+	return nil
 }
 
 // completeURLElicitations walks the user through the elicitations of a

@@ -3,7 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,8 +52,11 @@ func (e *MissingCapabilityError) Unwrap() error { return e.Err }
 
 // missingCapability returns the -32021 error in err and what it asks for.
 func missingCapability(err error) (*mcp.Error, *mcp.ClientCapabilities) {
-	var rpcErr *mcp.Error
-	if err == nil || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeMissingRequiredClientCapability {
+	if err == nil {
+		return nil, nil
+	}
+	rpcErr := rpcErrorWithCode(err, mcp.CodeMissingRequiredClientCapability)
+	if rpcErr == nil {
 		return nil, nil
 	}
 	req, ok := rpcErr.MissingCapabilities()

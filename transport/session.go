@@ -15,7 +15,9 @@ package transport
 // the subscriptions/listen stream, and with Options.PingInterval one
 // pinging the server (capabilities.go):
 //
-//   - the reader calls Conn.Read in a loop. It routes a response to the
+//   - the reader calls Conn.Read in a loop (or, for a Conn that is a
+//     Pusher, the Conn's own reading goroutine calls the reader's dispatch,
+//     which saves a hand-off per message; see pusher.go). It routes a response to the
 //     waiting call through that call's buffered channel, queues notifications
 //     and progress for the event goroutine (a bounded queue: past
 //     Options.MaxQueuedNotifications they are dropped and counted, never a
@@ -240,7 +242,11 @@ func newSession(conn Conn, opts *Options) *Session {
 	s.refusals = make(chan *mcp.Message, refusalQueue)
 	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
 	s.wg.Add(3)
-	go s.readLoop()
+	if p, ok := conn.(Pusher); ok {
+		p.Push(s.push)
+	} else {
+		go s.readLoop()
+	}
 	go s.eventLoop()
 	go s.refuseLoop()
 	return s
@@ -376,31 +382,53 @@ func (s *Session) readLoop() {
 	defer s.wg.Done()
 	for {
 		msg, err := s.conn.Read(s.readerCtx)
-		if err != nil {
-			var me *MessageError
-			if errors.As(err, &me) {
-				s.failOne(me)
-				continue
-			}
-			select {
-			case <-s.done: // closed by us; the Read error is the echo of that
-			default:
-				s.log.Debug("mcp: connection ended", "err", err)
-				s.end(err)
-				// Release what the Conn holds (a dead child's pipes) even if
-				// the owner never calls Close.
-				s.conn.Close()
-			}
+		if !s.dispatch(msg, err, false) {
 			return
 		}
-		switch {
-		case msg.IsResponse():
-			s.deliver(msg)
-		case msg.IsRequest():
-			s.serveRequest(msg)
-		default:
-			s.notification(msg)
+	}
+}
+
+// dispatch routes one result of reading: a message, a bad message
+// (*MessageError) or the error that ends the connection, for which it
+// reports false. pushed says it runs on a Pusher's goroutine, which must
+// not wait for its own Conn's Close.
+func (s *Session) dispatch(msg *mcp.Message, err error, pushed bool) bool {
+	if err != nil {
+		var me *MessageError
+		if errors.As(err, &me) {
+			s.failOne(me)
+			return true
 		}
+		select {
+		case <-s.done: // closed by us; the Read error is the echo of that
+		default:
+			s.log.Debug("mcp: connection ended", "err", err)
+			s.end(err)
+			// Release what the Conn holds (a dead child's pipes) even if
+			// the owner never calls Close.
+			if pushed {
+				go s.conn.Close()
+			} else {
+				s.conn.Close()
+			}
+		}
+		return false
+	}
+	switch {
+	case msg.IsResponse():
+		s.deliver(msg)
+	case msg.IsRequest():
+		s.serveRequest(msg)
+	default:
+		s.notification(msg)
+	}
+	return true
+}
+
+// push is the deliver function a Pusher is given.
+func (s *Session) push(msg *mcp.Message, err error) {
+	if !s.dispatch(msg, err, true) {
+		s.wg.Done() // the reader's share: no more calls come
 	}
 }
 
