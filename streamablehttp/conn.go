@@ -399,6 +399,11 @@ func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
 	return c.q.pop(ctx, c.ctx)
 }
 
+// Push implements transport.Pusher: each stream's goroutine hands what it
+// reads to deliver itself, one at a time across streams, with no hand-off
+// through Read.
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.q.setPush(deliver) }
+
 // Write sends msg as one POST and waits for the response headers (see the
 // design note). A request written with Write rather than WriteRequest
 // carries only the headers its envelope gives (no Mcp-Name, no
@@ -497,12 +502,22 @@ type queue struct {
 	final  error // a fatal error, returned once the items are drained
 	closed bool
 	wake   chan struct{}
+	// With Push, items go to fn as they come, one at a time (dmu, taken
+	// before mu), and finalSent records that the last one has gone.
+	fn        func(*mcp.Message, error)
+	dmu       sync.Mutex
+	finalSent bool
 }
 
 func (q *queue) init() { q.wake = make(chan struct{}, 1) }
 
 func (q *queue) push(it item) {
 	q.mu.Lock()
+	if fn := q.fn; fn != nil {
+		q.mu.Unlock()
+		q.give(fn, it.msg, it.err, false)
+		return
+	}
 	if !q.closed {
 		q.items = append(q.items, it)
 	}
@@ -510,13 +525,51 @@ func (q *queue) push(it item) {
 	q.signal()
 }
 
+// give passes one result to fn, unless the final one has gone.
+func (q *queue) give(fn func(*mcp.Message, error), msg *mcp.Message, err error, final bool) {
+	q.dmu.Lock()
+	defer q.dmu.Unlock()
+	if !q.finalSent {
+		fn(msg, err)
+		q.finalSent = final
+	}
+}
+
+// setPush switches q to handing its items to fn: what is queued goes
+// first, then (if the queue has ended) its final error.
+func (q *queue) setPush(fn func(*mcp.Message, error)) {
+	q.dmu.Lock()
+	q.mu.Lock()
+	q.fn = fn
+	items, final, closed := q.items, q.final, q.closed
+	q.items = nil
+	q.mu.Unlock()
+	q.dmu.Unlock()
+	for _, it := range items {
+		q.give(fn, it.msg, it.err, false)
+	}
+	switch {
+	case closed:
+		q.give(fn, nil, errReadClosed, true)
+	case final != nil:
+		q.give(fn, nil, final, true)
+	}
+}
+
+var errReadClosed = fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
+
 // fail ends the queue with a fatal error (the 2024-11-05 stream is gone).
 func (q *queue) fail(err error) {
 	q.mu.Lock()
 	if q.final == nil {
 		q.final = err
 	}
+	fn := q.fn
 	q.mu.Unlock()
+	if fn != nil {
+		q.give(fn, nil, err, true)
+		return
+	}
 	q.signal()
 }
 
@@ -524,7 +577,12 @@ func (q *queue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.items = nil
+	fn := q.fn
 	q.mu.Unlock()
+	if fn != nil {
+		q.give(fn, nil, errReadClosed, true)
+		return
+	}
 	q.signal()
 }
 

@@ -283,6 +283,14 @@ type Conn struct {
 
 	diedBeforeClose bool // guarded by mu; set when Close starts
 
+	// With Push, results go to pushFn instead of msgs and bad.
+	pushMu     sync.Mutex
+	pushFn     func(*mcp.Message, error)
+	pushFinal  bool          // the final error has been given
+	readerDone bool          // the reader has ended
+	pushSet    chan struct{} // closed by Push
+	pushOnce   sync.Once
+
 	closeOnce sync.Once
 }
 
@@ -297,6 +305,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		log:      logger,
 		msgs:     make(chan *mcp.Message),
 		bad:      make(chan error),
+		pushSet:  make(chan struct{}),
 		epoch:    time.Now(),
 		alive:    make(chan struct{}, 1),
 		wlock:    writelock.New(),
@@ -375,6 +384,7 @@ func (c *Conn) finalErr() error {
 
 func (c *Conn) readLoop() {
 	defer close(c.readDone)
+	defer c.readerEnded()
 	for {
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -396,9 +406,14 @@ func (c *Conn) readLoop() {
 			c.deliverBad(&transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)})
 			continue
 		}
+		if c.toEngine(msg, nil, false) {
+			continue
+		}
 		c.handing.Store(true)
 		select {
 		case c.msgs <- msg:
+		case <-c.pushSet:
+			c.toEngine(msg, nil, false)
 		case <-c.closing:
 			// Nobody will read it; keep reading so the peer's close
 			// frame is seen.
@@ -411,10 +426,57 @@ func (c *Conn) readLoop() {
 }
 
 func (c *Conn) deliverBad(err error) {
+	if c.toEngine(nil, err, false) {
+		return
+	}
 	select {
 	case c.bad <- err:
+	case <-c.pushSet:
+		c.toEngine(nil, err, false)
 	case <-c.closing:
 	case <-c.dead:
+	}
+}
+
+// Push implements transport.Pusher: the reader hands each message to
+// deliver itself, with no hand-off through Read. The reader always ends
+// once the connection is over (every end closes the socket under it), and
+// gives the final error as it ends; if it has ended already, Push does.
+func (c *Conn) Push(deliver func(*mcp.Message, error)) {
+	c.pushMu.Lock()
+	c.pushFn = deliver
+	ended := c.readerDone
+	c.pushMu.Unlock()
+	c.pushOnce.Do(func() { close(c.pushSet) })
+	if ended {
+		c.toEngine(nil, c.finalErr(), true)
+	}
+}
+
+// toEngine gives a result to the function Push set and reports whether
+// there was one. Calls are serialized, and nothing follows the final one.
+func (c *Conn) toEngine(msg *mcp.Message, err error, final bool) bool {
+	c.pushMu.Lock()
+	defer c.pushMu.Unlock()
+	if c.pushFn == nil {
+		return false
+	}
+	if !c.pushFinal {
+		c.pushFn(msg, err)
+		c.pushFinal = final
+	}
+	return true
+}
+
+// readerEnded records the reader's end and, with Push, gives the final
+// error.
+func (c *Conn) readerEnded() {
+	c.pushMu.Lock()
+	c.readerDone = true
+	pushed := c.pushFn != nil
+	c.pushMu.Unlock()
+	if pushed {
+		c.toEngine(nil, c.finalErr(), true)
 	}
 }
 
