@@ -20,10 +20,18 @@ var pool = sync.Pool{New: func() any { b := make([]byte, 0, Size); return &b }}
 
 // List is the bytes of one message so far. The zero value is empty and
 // ready to use. A List is not safe for concurrent use.
+//
+// A List keeps up to keep blocks (1 MiB) of its own between messages, and
+// takes from and gives to the pool beyond that: a connection that reads
+// results of a megabyte or so keeps its blocks even when the collector,
+// which empties the pool, runs between them.
 type List struct {
 	list []*[]byte
+	free []*[]byte
 	n    int
 }
+
+const keep = 16
 
 // Len reports the bytes held.
 func (l *List) Len() int { return l.n }
@@ -33,7 +41,13 @@ func (l *List) Write(b []byte) {
 	l.n += len(b)
 	for len(b) > 0 {
 		if len(l.list) == 0 || len(*l.list[len(l.list)-1]) == Size {
-			blk := pool.Get().(*[]byte)
+			var blk *[]byte
+			if k := len(l.free); k > 0 {
+				blk, l.free[k-1] = l.free[k-1], nil
+				l.free = l.free[:k-1]
+			} else {
+				blk = pool.Get().(*[]byte)
+			}
 			*blk = (*blk)[:0]
 			l.list = append(l.list, blk)
 		}
@@ -57,11 +71,23 @@ func (l *List) Join(tail []byte) []byte {
 func (l *List) Drain(fn func([]byte)) {
 	for i, blk := range l.list {
 		fn(*blk)
-		pool.Put(blk)
+		if len(l.free) < keep {
+			l.free = append(l.free, blk)
+		} else {
+			pool.Put(blk)
+		}
 		l.list[i] = nil
 	}
 	l.list, l.n = l.list[:0], 0
 }
 
-// Reset empties l, giving its blocks back.
-func (l *List) Reset() { l.Drain(func([]byte) {}) }
+// Reset empties l and gives every block it holds back to the pool, its own
+// included: for a List that is done with.
+func (l *List) Reset() {
+	l.Drain(func([]byte) {})
+	for i, blk := range l.free {
+		pool.Put(blk)
+		l.free[i] = nil
+	}
+	l.free = l.free[:0]
+}
