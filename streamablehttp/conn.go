@@ -24,13 +24,15 @@ package streamablehttp
 // Streams. Every message the engine writes is its own POST. The answer to a
 // request is a stream: a JSON body (one message, or a 2025-03-26 batch) or an
 // SSE stream that carries notifications and server requests tied to that
-// request and then its response. Each POST stream is read by one goroutine,
-// started by Write, which queues what it reads for Read; streams are per
-// request by nature, so this is a goroutine per request in flight, never one
-// per message (and a goroutine that has read a stream waits a while for the
-// next, which then costs no new goroutine: see startStream). On the legacy wire one more goroutine holds the standalone
-// GET stream, and on the 2024-11-05 wire one holds the SSE stream that
-// carries every server message. Nothing else runs.
+// request and then its response. Each POST is sent by Write on the caller's
+// goroutine, and its stream read by one stream goroutine, which hands what
+// it reads to the engine (Push) or queues it for Read; streams are per
+// request by nature, so this is a goroutine per answer being read, never
+// one per message (and a goroutine that has read a stream waits a while for
+// the next, which then costs no new goroutine: see startStream). On the
+// legacy wire one more goroutine holds the standalone GET stream, and on the
+// 2024-11-05 wire one holds the SSE stream that carries every server
+// message. Nothing else runs.
 //
 // Write waits only for the POST's response headers: the status decides
 // what happens (202, 200 with a body to read, 404 for an expired session,

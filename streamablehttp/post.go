@@ -304,8 +304,10 @@ func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, body []byte) er
 // them cannot hold the handshake longer than this.
 const getOpenWait = time.Second
 
-// postRequest posts a request and waits for its response headers; its
-// stream is read by a goroutine of its own (runRequest).
+// postRequest posts a request, on the caller's goroutine, and waits for
+// its response headers; its stream is then read by a stream goroutine
+// (readAnswer). Doing the POST here rather than on the stream goroutine
+// saves the caller a hand-off there and one back for the headers.
 func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo, body []byte) error {
 	rctx, cancel := context.WithCancel(c.ctx)
 	modern := info != nil && info.Modern
@@ -329,26 +331,26 @@ func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transpor
 	c.mu.Unlock()
 
 	hdr := c.headers(ctx, msg, info)
-	ready := make(chan error, 1)
-	c.startStream(streamJob{r, body, hdr, ready})
-	select {
-	case err := <-ready:
+	resp, err := c.openRequest(r, body, hdr)
+	if resp == nil {
+		r.detach()
+		c.wg.Done()
+		if err != nil && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		return err
-	case <-ctx.Done():
-		cancel()
-		return context.Cause(ctx)
 	}
+	c.startStream(streamJob{r, resp})
+	return nil
 }
 
-// streamJob is one request for a stream goroutine: runRequest's arguments.
+// streamJob is one answer for a stream goroutine to read.
 type streamJob struct {
-	r     *request
-	body  []byte
-	hdr   http.Header
-	ready chan<- error
+	r    *request
+	resp *http.Response
 }
 
-// streamIdle is how long a stream goroutine waits for the next request
+// streamIdle is how long a stream goroutine waits for the next answer
 // before it exits.
 const streamIdle = 5 * time.Second
 
@@ -358,8 +360,9 @@ const streamIdle = 5 * time.Second
 // new goroutine grows its stack two or three times on every request
 // (runtime.newstack was 8% of the client's CPU at 16 concurrent calls);
 // one that has served a request before already has the stack. There are
-// never more stream goroutines than requests in flight, plus those idling
-// for up to streamIdle; Close ends the idle ones at once.
+// never more stream goroutines than answers being read, plus those idling
+// for up to streamIdle; Close ends the idle ones at once. The caller has
+// done c.wg.Add(1) for the job.
 func (c *Conn) startStream(job streamJob) {
 	select {
 	case c.jobs <- job:
@@ -374,7 +377,7 @@ func (c *Conn) streamWorker(job streamJob) {
 	idle := time.NewTimer(streamIdle)
 	defer idle.Stop()
 	for {
-		c.runRequest(job.r, job.body, job.hdr, job.ready)
+		c.readAnswer(job.r, job.resp)
 		job = streamJob{} // let go of what it held while idle
 		idle.Reset(streamIdle)
 		select {
@@ -387,18 +390,17 @@ func (c *Conn) streamWorker(job streamJob) {
 	}
 }
 
-// runRequest posts one request and reads its answer (the stream goroutine
-// of the design note). ready receives the outcome of the POST itself.
-func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<- error) {
-	defer c.wg.Done()
-	defer r.detach()
+// openRequest posts r and interprets the status. It returns the response
+// when it has a body to read for r; otherwise nil, and the outcome of the
+// POST for Write (nil when the answer has been queued already, or will
+// come on another stream).
+func (c *Conn) openRequest(r *request, body []byte, hdr http.Header) (*http.Response, error) {
 	sid := hdr.Get("Mcp-Session-Id")
 	r.session = sid
 	resp, err := c.do(r.ctx, http.MethodPost, c.endpoint, body, hdr, r.method)
 	if err != nil {
-		ready <- err
 		r.cancel()
-		return
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
 		eb := readErrorBody(resp)
@@ -409,27 +411,21 @@ func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<-
 			// Not a Streamable HTTP server: try the 2024-11-05 HTTP+SSE
 			// transport at the same URL (checklist §4C.9, §4D).
 			c.log.Debug("mcp http: initialize refused; trying the 2024-11-05 HTTP+SSE transport", "status", code)
-			ready <- c.fallbackToOldSSE(r, body, &StatusError{Code: code, Body: eb, Method: r.method})
-			return
+			return nil, c.fallbackToOldSSE(r, body, &StatusError{Code: code, Body: eb, Method: r.method})
 		}
+		defer r.cancel()
 		if code == http.StatusNotFound && sid != "" {
-			ready <- statusError(resp, eb, r.method, sid)
-			r.cancel()
-			return
+			return nil, statusError(resp, eb, r.method, sid)
 		}
 		if rpcErr != nil {
 			// A JSON-RPC error in an error status (400 with -32022, 404
 			// with -32601...) is the answer to this request: the engine
 			// reads the code.
-			ready <- nil
 			r.answered.Store(true)
 			c.q.push(item{msg: &mcp.Message{ID: r.id, Error: rpcErr}})
-			r.cancel()
-			return
+			return nil, nil
 		}
-		ready <- statusError(resp, eb, r.method, sid)
-		r.cancel()
-		return
+		return nil, statusError(resp, eb, r.method, sid)
 	}
 	if r.method == mcp.MethodInitialize {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && validSessionID(sid) {
@@ -438,7 +434,14 @@ func (c *Conn) runRequest(r *request, body []byte, hdr http.Header, ready chan<-
 			c.mu.Unlock()
 		}
 	}
-	ready <- nil
+	return resp, nil
+}
+
+// readAnswer reads the body of r's answer (the stream goroutine of the
+// design note).
+func (c *Conn) readAnswer(r *request, resp *http.Response) {
+	defer c.wg.Done()
+	defer r.detach()
 	defer r.cancel()
 	defer resp.Body.Close()
 	ct := mediaType(resp.Header.Get("Content-Type"))
