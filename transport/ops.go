@@ -131,7 +131,12 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	info := &RequestInfo{Modern: s.modern, Name: p.Name, HasName: true, Arguments: p.Arguments}
+	// Only an Informed Conn reads the RequestInfo: for any other, making it
+	// would be an allocation per call for nothing.
+	var info *RequestInfo
+	if s.informed != nil {
+		info = &RequestInfo{Modern: s.modern, Name: p.Name, HasName: true, Arguments: p.Arguments}
+	}
 	res, err := s.call(ctx, mcp.MethodToolsCall, raw, info)
 	if err != nil {
 		return nil, err
