@@ -29,9 +29,10 @@ const (
 	EventToolStart
 	// EventToolEnd: Call finished with Result after Duration.
 	EventToolEnd
-	// EventToolProgress: Call, still running on Server, reported
-	// Progress (notifications/progress). Every progress event of a call
-	// comes before its EventToolEnd.
+	// EventToolProgress: Call, still running on Server (empty for a Go
+	// tool), reported Progress (notifications/progress, or
+	// registry.ReportProgress from a Go tool). Every progress event of a
+	// call comes before its EventToolEnd.
 	EventToolProgress
 	// EventToolLog: Server sent the log message Log. MCP does not tie log
 	// messages to requests, so Call (and Turn) is set only when exactly one
@@ -304,12 +305,16 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall) []Tool
 			server := servers[call.Name]
 			a.emit(Event{Kind: EventToolStart, Turn: turn, Call: &call, Server: server})
 			cctx := ctx
-			if a.cfg.OnEvent != nil && server != "" {
+			if a.cfg.OnEvent != nil {
+				// Server tools report through notifications/progress, Go
+				// tools through registry.ReportProgress: both reach here.
 				cctx = transport.WithProgress(ctx, func(p mcp.ProgressParams) {
 					a.emit(Event{Kind: EventToolProgress, Turn: turn, Call: &call, Server: server, Progress: &p})
 				})
-				done := a.track(server, runningCall{turn: turn, call: &call})
-				defer done()
+				if server != "" {
+					done := a.track(server, runningCall{turn: turn, call: &call})
+					defer done()
+				}
 			}
 			start := time.Now()
 			// Broken JSON from the model, an unknown tool or a failing

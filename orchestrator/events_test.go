@@ -3,12 +3,16 @@ package orchestrator_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/orchestrator"
+	"github.com/tako-mcp/tako/registry"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -111,5 +115,47 @@ func TestToolProgressAndLogEvents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGoToolProgressEvents: a Go tool reports progress with
+// registry.ReportProgress, and the agent's events show it before the
+// call's end, with no server named.
+func TestGoToolProgressEvents(t *testing.T) {
+	tool := registry.Tool{Name: "crunch", Handler: func(ctx context.Context, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		for i := 1; i <= 2; i++ {
+			if !registry.ReportProgress(ctx, float64(i), 2, "crunching") {
+				return nil, errors.New("no one asked for progress")
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("crunched")}}, nil
+	}}
+	model := &script{turns: []func(*orchestrator.Request) (*orchestrator.Response, error){
+		callTools(orchestrator.ToolCall{ID: "c", Name: "crunch"}),
+		answer("done"),
+	}}
+	var log eventLog
+	agent, err := orchestrator.New(testContext(t), orchestrator.Config{Provider: model, Tools: []registry.Tool{tool}, OnEvent: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if _, err := agent.Run(testContext(t), "crunch"); err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	for _, e := range log.all() {
+		switch e.Kind {
+		case orchestrator.EventToolProgress:
+			if e.Server != "" || e.Call == nil || e.Call.ID != "c" || e.Progress.Total == nil || *e.Progress.Total != 2 {
+				t.Errorf("progress event: %+v", e)
+			}
+			seq = append(seq, fmt.Sprintf("progress %v", e.Progress.Progress))
+		case orchestrator.EventToolEnd:
+			seq = append(seq, "end")
+		}
+	}
+	if got := strings.Join(seq, ", "); got != "progress 1, progress 2, end" {
+		t.Errorf("events %s, want progress 1, progress 2, end", got)
 	}
 }

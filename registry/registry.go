@@ -147,6 +147,25 @@ type Tool struct {
 	Handler func(ctx context.Context, arguments json.RawMessage) (*mcp.CallToolResult, error)
 }
 
+// ReportProgress tells whoever called the tool running with ctx how far
+// it has come, as an MCP server's notifications/progress would: progress
+// so far, total (0 if unknown) and a message. A Go tool calls it from its
+// Handler; it reports false, and does nothing, when the caller asked for no
+// progress. It runs the caller's callback on the tool's goroutine, so a
+// tool that calls it from several goroutines gets calls at once.
+func ReportProgress(ctx context.Context, progress, total float64, message string) bool {
+	fn := transport.ProgressFunc(ctx)
+	if fn == nil {
+		return false
+	}
+	p := mcp.ProgressParams{Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	fn(p)
+	return true
+}
+
 // errClosed is what a closed registry returns.
 var errClosed = fmt.Errorf("registry: %w", transport.ErrClosed)
 

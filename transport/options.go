@@ -132,6 +132,11 @@ func WithProgress(ctx context.Context, fn func(mcp.ProgressParams)) context.Cont
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
+// ProgressFunc returns the function WithProgress put in ctx, or nil. It
+// lets code that is not a Session (a Go tool run by the registry) report
+// progress to the caller that asked for it.
+func ProgressFunc(ctx context.Context) func(mcp.ProgressParams) { return progressFrom(ctx) }
+
 func progressFrom(ctx context.Context) func(mcp.ProgressParams) {
 	fn, _ := ctx.Value(progressKey{}).(func(mcp.ProgressParams))
 	return fn
