@@ -46,7 +46,7 @@ func (s *Session) startListen(caps mcp.ServerCapabilities) {
 
 func (s *Session) listenLoop(params json.RawMessage) {
 	defer s.wg.Done()
-	backoff := 500 * time.Millisecond
+	var pace reopenPace
 	for {
 		opened := time.Now()
 		_, err := s.roundTrip(s.readerCtx, mcp.MethodSubscriptionsListen, params, true, nil)
@@ -65,18 +65,33 @@ func (s *Session) listenLoop(params json.RawMessage) {
 		if err != nil && !errors.Is(err, errServerCancelled) {
 			s.log.Debug("mcp: subscriptions/listen ended", "err", err)
 		}
-		if time.Since(opened) > time.Minute {
-			backoff = 500 * time.Millisecond
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-s.done:
-			t.Stop()
+		if !pace.wait(opened, s.done) {
 			return
-		case <-t.C:
 		}
-		backoff = min(backoff*2, 30*time.Second)
 	}
+}
+
+// reopenPace paces the re-opening of a listen stream that ended: 500 ms,
+// doubling up to 30 s, and back to 500 ms after a stream that lasted a
+// minute (a server that ends streams now and then, not one that refuses
+// them). The zero value is ready to use.
+type reopenPace struct{ d time.Duration }
+
+// wait sleeps before the next opening of a stream opened at opened, and
+// reports false if done closes first.
+func (p *reopenPace) wait(opened time.Time, done <-chan struct{}) bool {
+	if p.d == 0 || time.Since(opened) > time.Minute {
+		p.d = 500 * time.Millisecond
+	}
+	t := time.NewTimer(p.d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+	}
+	p.d = min(p.d*2, 30*time.Second)
+	return true
 }
 
 // checkAck compares what the server granted a listen stream with what was

@@ -112,7 +112,7 @@ func (s *Session) resourceListen(ctx context.Context, st *resourceStream) {
 	defer s.wg.Done()
 	defer close(st.done)
 	params, _ := json.Marshal(mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ResourceSubscriptions: []string{st.uri}}})
-	backoff := 500 * time.Millisecond
+	var pace reopenPace
 	for {
 		n := s.nextID.Add(1)
 		s.rstreams.setID(st, n)
@@ -142,17 +142,9 @@ func (s *Session) resourceListen(ctx context.Context, st *resourceStream) {
 			return
 		}
 		s.log.Debug("mcp: resource listen stream ended; re-opening", "uri", st.uri, "err", err)
-		if time.Since(opened) > time.Minute {
-			backoff = 500 * time.Millisecond
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !pace.wait(opened, ctx.Done()) {
 			return
-		case <-t.C:
 		}
-		backoff = min(backoff*2, 30*time.Second)
 	}
 }
 
