@@ -161,16 +161,22 @@ func checkEcho(text string) error {
 // or the gRPC client.
 type takoClient struct{ s transport.Transport }
 
-func startTako(ctx context.Context, ep *Endpoint) (client, error) {
-	conn, err := stdio.Start(ctx, &stdio.Options{Command: ep.Command, Args: ep.Args})
-	if err != nil {
-		return nil, err
-	}
+// connectTako runs the handshake on conn, with the protocol revision every
+// client of the benchmark speaks.
+func connectTako(ctx context.Context, conn transport.Conn) (client, error) {
 	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: protocolVersion})
 	if err != nil {
 		return nil, err // Connect closed conn
 	}
 	return &takoClient{s: s}, nil
+}
+
+func startTako(ctx context.Context, ep *Endpoint) (client, error) {
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: ep.Command, Args: ep.Args})
+	if err != nil {
+		return nil, err
+	}
+	return connectTako(ctx, conn)
 }
 
 func (c *takoClient) call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {

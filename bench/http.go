@@ -21,7 +21,6 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tako-mcp/tako/streamablehttp"
-	"github.com/tako-mcp/tako/transport"
 )
 
 // httpTransport is Streamable HTTP with each client's own defaults, as a
@@ -242,11 +241,7 @@ func startTakoHTTP(ctx context.Context, url string, hc *http.Client) (client, er
 	if err != nil {
 		return nil, err
 	}
-	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: protocolVersion})
-	if err != nil {
-		return nil, err // Connect closed conn
-	}
-	return &takoClient{s: s}, nil
+	return connectTako(ctx, conn)
 }
 
 // --- the official Go SDK ---

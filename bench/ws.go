@@ -9,7 +9,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/tako-mcp/tako/transport"
 	takows "github.com/tako-mcp/tako/websocket"
 )
 
@@ -44,11 +43,7 @@ func startTakoWS(ctx context.Context, ep *Endpoint) (client, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: protocolVersion})
-	if err != nil {
-		return nil, err // Connect closed conn
-	}
-	return &takoClient{s: s}, nil
+	return connectTako(ctx, conn)
 }
 
 // startFloorWS is the stdio floor with frames for lines: WriteJSON of each
