@@ -693,9 +693,11 @@ func (m *matrix) answerAfterCancel(t *testing.T) error {
 // notifications it dropped at a full queue.
 type droppedCounter interface{ DroppedNotifications() int64 }
 
-// peak samples the goroutine count until stop is closed and returns the
-// highest count seen.
-func peak(stop <-chan struct{}) <-chan int {
+// growth runs fn and reports by how many goroutines the count, sampled
+// every millisecond while fn ran, rose above what it was before.
+func growth(fn func() error) (grew int, err error) {
+	base := runtime.NumGoroutine()
+	stop := make(chan struct{})
 	out := make(chan int, 1)
 	go func() {
 		high := 0
@@ -713,7 +715,9 @@ func peak(stop <-chan struct{}) <-chan int {
 			}
 		}
 	}()
-	return out
+	err = fn()
+	close(stop)
+	return <-out - base, err
 }
 
 func (m *matrix) notificationFlood(t *testing.T) error {
@@ -738,16 +742,12 @@ func (m *matrix) notificationFlood(t *testing.T) error {
 	if err := echoOK(ft.Transport, "warm"); err != nil {
 		return err
 	}
-	base := runtime.NumGoroutine()
-	stop := make(chan struct{})
-	high := peak(stop)
-	err := echoOK(ft.Transport, "after the flood")
-	close(stop)
+	grew, err := growth(func() error { return echoOK(ft.Transport, "after the flood") })
 	if err != nil {
 		return fmt.Errorf("the answer after %d notifications to a stuck subscriber: %w", flood, err)
 	}
-	if h := <-high; h-base > FloodGoroutines {
-		return fmt.Errorf("goroutines grew from %d to %d during a flood of %d notifications, over the bound of %d", base, h, flood, FloodGoroutines)
+	if grew > FloodGoroutines {
+		return fmt.Errorf("goroutines grew by %d during a flood of %d notifications, over the bound of %d", grew, flood, FloodGoroutines)
 	}
 	if dc, ok := ft.Transport.(droppedCounter); ok && ft.Transport.ServerInfo().Notifications {
 		// One is with the subscriber, queue wait, the rest must be
@@ -774,16 +774,12 @@ func (m *matrix) serverRequestFlood(t *testing.T) error {
 	if err := echoOK(ft.Transport, "warm"); err != nil {
 		return err
 	}
-	base := runtime.NumGoroutine()
-	stop := make(chan struct{})
-	high := peak(stop)
-	err := echoOK(ft.Transport, "after the flood")
-	close(stop)
+	grew, err := growth(func() error { return echoOK(ft.Transport, "after the flood") })
 	if err != nil {
 		return fmt.Errorf("the answer after %d server requests: %w", flood, err)
 	}
-	if h := <-high; h-base > FloodGoroutines {
-		return fmt.Errorf("goroutines grew from %d to %d during a flood of %d server requests, over the bound of %d", base, h, flood, FloodGoroutines)
+	if grew > FloodGoroutines {
+		return fmt.Errorf("goroutines grew by %d during a flood of %d server requests, over the bound of %d", grew, flood, FloodGoroutines)
 	}
 	return echoOK(ft.Transport, "still here")
 }
