@@ -39,6 +39,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzDecodeMatchesStd \
 	./mcp:FuzzDecodeCallToolResult \
 	./mcp:FuzzScanID \
+	./mcp:FuzzParseResultTypeMatchesStd \
 	./streamablehttp:FuzzEventReader \
 	./streamablehttp:FuzzEventReaderReference \
 	./streamablehttp:FuzzEncodeHeaderValue \

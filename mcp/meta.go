@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/tako-mcp/tako/internal/jsonscan"
 )
 
 // RequestMeta is the per-request metadata every 2026-07-28 request carries
@@ -155,28 +157,68 @@ var ErrBadResult = errors.New("mcp: malformed result")
 // complete, as the spec requires; so, leniently, is a null or empty one. The caller decides whether a value it did
 // not opt in to (an unknown one, or "task" without the tasks extension)
 // makes the response invalid.
+//
+// It reads the result's members without decoding them (a tools/call result
+// may hold megabytes of text, and every 2026-07-28 result is asked its
+// resultType before it is decoded); a member name with escapes, or one
+// that matches "resultType" only ignoring case, takes encoding/json's path,
+// whose matching rules the answer then follows.
 func ParseResultType(raw json.RawMessage) (string, error) {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return "", fmt.Errorf("%w: not a JSON object", ErrBadResult)
 	}
-	var r struct {
-		ResultType *json.RawMessage `json:"resultType"`
+	rt, found, ok := resultTypeMember(trimmed)
+	if !ok {
+		var r struct {
+			ResultType *json.RawMessage `json:"resultType"`
+		}
+		if err := json.Unmarshal(trimmed, &r); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrBadResult, err)
+		}
+		if r.ResultType != nil {
+			rt, found = *r.ResultType, true
+		}
 	}
-	if err := json.Unmarshal(trimmed, &r); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrBadResult, err)
-	}
-	if r.ResultType == nil || string(*r.ResultType) == "null" {
+	if !found || string(rt) == "null" {
 		return ResultTypeComplete, nil
 	}
 	var s string
-	if err := json.Unmarshal(*r.ResultType, &s); err != nil {
-		return "", fmt.Errorf("%w: resultType is %s, not a string", ErrBadResult, *r.ResultType)
+	if err := json.Unmarshal(rt, &s); err != nil {
+		return "", fmt.Errorf("%w: resultType is %s, not a string", ErrBadResult, rt)
 	}
 	if s == "" {
 		return ResultTypeComplete, nil
 	}
 	return s, nil
+}
+
+// resultTypeMember returns the raw value of data's resultType member (the
+// last one, as encoding/json keeps), scanning the other members without
+// decoding them. ok is false when data is not valid JSON or a member name
+// needs encoding/json's rules (escapes, or a match ignoring case).
+func resultTypeMember(data []byte) (rt []byte, found, ok bool) {
+	i, empty := jsonscan.Open(data, 0)
+	for more := !empty; more; {
+		key, f, v, err := jsonscan.Key(data, i)
+		if err != nil || f != 0 {
+			return nil, false, false
+		}
+		end, _, err := jsonscan.Value(data, v, 1)
+		if err != nil {
+			return nil, false, false
+		}
+		if equalFoldLower(key, "resulttype") {
+			if string(key) != "resultType" {
+				return nil, false, false
+			}
+			rt, found = data[v:end], true
+		}
+		if i, more, err = jsonscan.Next(data, end, '}'); err != nil {
+			return nil, false, false
+		}
+	}
+	return rt, found, jsonscan.Finish(data, i) == nil
 }
 
 // marshalPlain marshals v like json.Marshal but without escaping <, > and &,

@@ -645,3 +645,49 @@ func TestMRTRRetryParams(t *testing.T) {
 		}
 	}
 }
+
+// resultTypeByEncodingJSON is what ParseResultType answered before it
+// scanned members itself: encoding/json's reading of the member.
+func resultTypeByEncodingJSON(raw []byte) (string, bool) {
+	var r struct {
+		ResultType *json.RawMessage `json:"resultType"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return "", false
+	}
+	if r.ResultType == nil || string(*r.ResultType) == "null" {
+		return ResultTypeComplete, true
+	}
+	var s string
+	if json.Unmarshal(*r.ResultType, &s) != nil {
+		return "", false
+	}
+	if s == "" {
+		return ResultTypeComplete, true
+	}
+	return s, true
+}
+
+// FuzzParseResultTypeMatchesStd: on any object, ParseResultType gives the
+// value (or the failure) that encoding/json's reading gives.
+func FuzzParseResultTypeMatchesStd(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"resultType":"task"}`, `{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`,
+		`{"resultType":null}`, `{"resultType":5}`, `{"RESULTTYPE":"task"}`, `{"resultType":"a","resultType":"b"}`,
+		`{"r\u0065sultType":"task"}`, `{"resultType":"t\u0061sk"}`, `{"a":{"resultType":"x"}}`, `{"resultType":"x"} junk`,
+		`{"resultType":"x",}`, `{"a":[1,2,{"b":null}],"resultType":""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		trimmed := bytes.TrimLeft(raw, " \t\r\n")
+		if len(trimmed) == 0 || trimmed[0] != '{' {
+			return
+		}
+		want, wantOK := resultTypeByEncodingJSON(trimmed)
+		got, err := ParseResultType(raw)
+		if (err == nil) != wantOK || got != want {
+			t.Errorf("ParseResultType(%q) = %q, %v; encoding/json reads %q (ok %v)", raw, got, err, want, wantOK)
+		}
+	})
+}

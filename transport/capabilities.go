@@ -70,21 +70,19 @@ func checkResultType(method string, res json.RawMessage, tasks bool) error {
 	if !bytes.Contains(res, []byte(`"resultType"`)) {
 		return nil
 	}
-	var head struct {
-		ResultType string `json:"resultType"`
-	}
-	if err := json.Unmarshal(res, &head); err != nil {
+	rt, err := mcp.ParseResultType(res)
+	if err != nil {
 		return fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 	}
-	switch head.ResultType {
-	case "", mcp.ResultTypeComplete:
+	switch rt {
+	case mcp.ResultTypeComplete:
 		return nil
 	case mcp.ResultTypeTask:
 		if method == mcp.MethodToolsCall && tasks {
 			return nil // the tasks extension's CreateTaskResult, asked for
 		}
 	}
-	return fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
+	return fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, rt)
 }
 
 // DefaultPingTimeout bounds each periodic ping when Options.PingTimeout is
