@@ -25,7 +25,10 @@ type Peer struct {
 	conn transport.Conn
 	num  int
 	ctx  context.Context // ends when Serve returns
-	wg   sync.WaitGroup  // request goroutines
+	// life is Serve's own ctx, which outlives the connection: the runs of
+	// the tasks this peer created end with it (tasks.go).
+	life context.Context
+	wg   sync.WaitGroup // request goroutines
 
 	mu            sync.Mutex
 	legacyVersion string // negotiated by initialize; "" until then

@@ -455,6 +455,7 @@ func (s *Server) Serve(ctx context.Context, conn transport.Conn) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	p := s.newPeer(ctx, conn)
+	p.life = parent
 	var drained <-chan struct{}
 	defer func() {
 		// Stop handlers first, then unblock their writes, then wait for

@@ -90,11 +90,19 @@ func (p *Peer) createTask(entry toolEntry, req *CallRequest) (any, error) {
 }
 
 // runTask runs the task's handler once, on a goroutine of the peer's, with
-// the answers so far. The run ends with the connection it runs for, or
-// with tasks/cancel.
+// the answers so far. The run outlives the request, and the connection,
+// that started it: a 2026-07-28 client may send each request on a
+// connection of its own (a stateless HTTP server sees one per POST), and
+// tasks/get and tasks/update come later. The run ends when the handler
+// returns, with tasks/cancel, or when the ctx Serve was given ends; Serve
+// waits for it before it returns, so nothing outlives Serve.
 func (p *Peer) runTask(t *serverTask) {
 	s := p.srv
-	ctx, cancel := context.WithCancel(p.ctx)
+	life := p.life
+	if life == nil {
+		life = p.ctx
+	}
+	ctx, cancel := context.WithCancel(life)
 	s.mu.Lock()
 	t.cancel = cancel
 	req := &CallRequest{Name: t.req.Name, Arguments: t.req.Arguments, Meta: t.req.Meta, ID: t.req.ID,
@@ -125,7 +133,7 @@ func (p *Peer) runTask(t *serverTask) {
 		var rpcErr *mcp.Error
 		switch {
 		case ctx.Err() != nil:
-			t.status, t.message = mcp.TaskCancelled, "the connection ended"
+			t.status, t.message = mcp.TaskCancelled, "the server stopped"
 			return
 		case errors.As(err, &rpcErr):
 			t.status, t.err = mcp.TaskFailed, rpcErr
