@@ -30,7 +30,8 @@ type wireLog struct {
 
 func (w *wireLog) Write(ctx context.Context, m *mcp.Message) error {
 	w.mu.Lock()
-	w.sent = append(w.sent, m)
+	cp := *m // Write must not retain m
+	w.sent = append(w.sent, &cp)
 	w.mu.Unlock()
 	return w.Conn.Write(ctx, m)
 }

@@ -66,8 +66,12 @@ func (p *pipeConn) Write(ctx context.Context, m *mcp.Message) error {
 		return p.closedErr("write")
 	default:
 	}
+	// The other end reads the message after Write has returned, and a
+	// Conn's writer may reuse it then (the Conn contract): hand over a
+	// copy.
+	cp := *m
 	select {
-	case p.out <- m:
+	case p.out <- &cp:
 		return nil
 	case <-p.shared.done:
 		return p.closedErr("write")
