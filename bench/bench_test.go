@@ -14,8 +14,8 @@ import (
 const callTimeout = 2 * time.Minute
 
 // These benchmarks are for focused profiling (`-bench 'EchoCall/http/tako'
-// -cpuprofile ...`): the tables come from cmd/peers, which runs every client
-// in a process of its own. Here every client runs in the test process.
+// -cpuprofile ...`): the tables come from cmd/peers (see measure.go). Here
+// every client runs in the test process.
 
 // bench is one client over one transport, with its server.
 type bench struct {

@@ -55,7 +55,8 @@ func TestRun(t *testing.T) {
 	bins := testBins(t)
 	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1}
 	want := map[string][]string{
-		"calls": {"handshake_ms", "seq_median_us", "seq_p99_us", "cpu_us", "allocs", "bytes", "conc_calls_s", "conc_p99_us", "close_ms", "seq_conns", "conc_conns", "rss_mib"},
+		"side":  {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
+		"calls": {"handshake_ms", "close_ms", "rss_mib"},
 		"big":   {"big1_ms", "big1_heap_mib", "big16_ms", "big16_heap_mib"},
 		"tools": {"list_ms", "list_heap_mib"},
 	}
@@ -63,7 +64,11 @@ func TestRun(t *testing.T) {
 		t.Run(suite, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			r, err := Run(ctx, suite, "http", "tako", bins, cfg)
+			client := "tako"
+			if suite == "side" {
+				client = SideClient
+			}
+			r, err := Run(ctx, suite, "http", client, bins, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

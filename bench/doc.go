@@ -6,9 +6,11 @@
 // and over WebSocket and gRPC through tako's bridges (servers/bridge).
 //
 // It is a module of its own so that the peers never enter tako's go.mod.
-// cmd/peers runs each client in a process of its own and prints the tables
-// (`make bench-peers` from the repository root); the Go benchmarks here are
-// for focused profiling of one client, in the test process:
+// cmd/peers prints the tables (`make bench-peers` from the repository
+// root): the per-call figures from one process per transport in which the
+// clients take turns (the side suite), the rest from a process per client;
+// the Go benchmarks here are for focused profiling of one client, in the
+// test process:
 //
 //	cd bench && go test -run '^$' -bench 'EchoCall/http/tako' -cpuprofile cpu.out
 //

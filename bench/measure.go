@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -12,12 +13,12 @@ import (
 )
 
 // Config says how much work each suite does. Every figure is a median or
-// a rate over these counts, in one process per client.
+// a rate over these counts.
 type Config struct {
 	Handshakes int // sessions started (and closed) to time the handshake
 	Warmup     int // echo calls before any figure is taken
-	SeqCalls   int // sequential echo calls
-	ConcCalls  int // echo calls shared by ConcCallers goroutines
+	SeqCalls   int // sequential echo calls of each client
+	ConcCalls  int // echo calls of each client, shared by ConcCallers goroutines
 	Big1Calls  int // calls returning 1 MiB
 	Big16Calls int // calls returning 16 MiB
 	Tools      int // extra tools the ListTools server offers
@@ -27,16 +28,28 @@ type Config struct {
 // DefaultConfig is what `make bench-peers` runs.
 var DefaultConfig = Config{
 	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 3000,
-	Big1Calls: 4, Big16Calls: 2, Tools: 2000, ListCalls: 2,
+	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
 }
 
 // ConcCallers is how many goroutines share one session in the throughput
 // figure.
 const ConcCallers = 16
 
-// Suites are the groups of figures a worker process measures, one client
-// per process, so that each has its own RSS and CPU.
-var Suites = []string{"calls", "big", "tools"}
+// Suites are the groups of figures a worker process measures. "side" runs
+// every client of a transport in one process, taking turns (runSide);
+// the others run one client per process, so that each has its own RSS.
+var Suites = []string{"side", "calls", "big", "tools"}
+
+// SideClient is the client name a "side" worker is run with: it measures
+// them all.
+const SideClient = "all"
+
+// Turns in the side suite: sequential calls are taken sideBlock at a time,
+// calls from ConcCallers goroutines sideConcBlock at a time.
+const (
+	sideBlock     = 50
+	sideConcBlock = 600
+)
 
 // Result is what one worker measured: figures by key, and the keys it
 // could not measure with why.
@@ -62,6 +75,14 @@ func Run(ctx context.Context, suite, transportName, clientName string, bins Bins
 	if t == nil {
 		return nil, fmt.Errorf("no transport %q", transportName)
 	}
+	if suite == "side" {
+		defer CloseIdleHTTP()
+		r := &Result{Values: map[string]float64{}}
+		if err := runSide(ctx, r, t, bins, cfg); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	k, ok := t.kind(clientName)
 	if !ok {
 		return nil, fmt.Errorf("transport %s has no client %q", transportName, clientName)
@@ -79,7 +100,7 @@ func Run(ctx context.Context, suite, transportName, clientName string, bins Bins
 	r := &Result{Values: map[string]float64{}}
 	switch suite {
 	case "calls":
-		err = runCalls(ctx, r, t, k, ep, cfg)
+		err = runCalls(ctx, r, k, ep, cfg)
 	case "big":
 		err = runBig(ctx, r, k, ep, cfg)
 	case "tools":
@@ -107,7 +128,10 @@ func connCounter(t *Transport, ep *Endpoint) func() (int64, error) {
 	return nil
 }
 
-func runCalls(ctx context.Context, r *Result, t *Transport, k kind, ep *Endpoint, cfg Config) error {
+// runCalls measures what needs a process of the client's own: the
+// handshake, the peak RSS of a session that has made the side suite's
+// calls, and Close after them.
+func runCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	// The handshake: start to a session ready for calls (for stdio, the
 	// server's spawn included). All but the last session are closed.
 	var c client
@@ -133,66 +157,157 @@ func runCalls(ctx context.Context, r *Result, t *Transport, k kind, ep *Endpoint
 			return err
 		}
 	}
-	conns := connCounter(t, ep)
-
-	// Sequential calls: latency of each, and around the loop this
-	// process's CPU and heap.
-	lat := make([]time.Duration, cfg.SeqCalls)
-	runtime.GC()
-	c0, _ := count(conns)
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
-	for i := range lat {
-		start := time.Now()
+	// The session's work, for its peak RSS and for the Close after it:
+	// the per-call figures come from the side suite (runSide).
+	for range cfg.SeqCalls {
 		if err := c.echo(ctx); err != nil {
 			c.Close()
 			return err
 		}
-		lat[i] = time.Since(start)
 	}
-	cpu1 := cpuTime()
-	runtime.ReadMemStats(&m1)
-	c1, err := count(conns)
-	n := float64(cfg.SeqCalls)
-	r.set("seq_median_us", us(median(lat)))
-	r.set("seq_p99_us", us(percentile(lat, 0.99)))
-	r.set("cpu_us", us(cpu1-cpu0)/n)
-	r.set("allocs", float64(m1.Mallocs-m0.Mallocs)/n)
-	r.set("bytes", float64(m1.TotalAlloc-m0.TotalAlloc)/n)
-	if conns != nil {
-		if err != nil {
-			r.fail("seq_conns", err)
-		} else {
-			r.set("seq_conns", float64(c1-c0))
-		}
-	}
-
-	// Throughput: ConcCalls calls from ConcCallers goroutines.
-	runtime.GC()
-	c0, _ = count(conns)
-	elapsed, clat, err := callConcurrentlyTimed(ctx, c, cfg.ConcCalls)
-	if err != nil {
+	if _, _, err := callConcurrentlyTimed(ctx, c, cfg.ConcCalls); err != nil {
 		c.Close()
 		return fmt.Errorf("concurrent calls: %w", err)
-	}
-	c1, err = count(conns)
-	r.set("conc_calls_s", float64(cfg.ConcCalls)/elapsed.Seconds())
-	r.set("conc_p99_us", us(percentile(clat, 0.99)))
-	if conns != nil {
-		if err != nil {
-			r.fail("conc_conns", err)
-		} else {
-			r.set("conc_conns", float64(c1-c0))
-		}
 	}
 
 	// Close after a busy session: the session has just made those calls.
 	start := time.Now()
-	err = c.Close()
+	err := c.Close()
 	r.set("close_ms", ms(time.Since(start)))
 	if err != nil {
 		r.fail("close_ms", err)
+	}
+	return nil
+}
+
+// runSide measures the per-call figures of every client of t in this one
+// process, each against a server of its own, taking turns: sideBlock
+// sequential calls of each client in turn until each has made
+// cfg.SeqCalls, then sideConcBlock calls from ConcCallers goroutines in
+// turn until each has made cfg.ConcCalls. Keys are prefixed with the
+// client's name ("tako.seq_median_us").
+//
+// Why: the machines these run on are shared, and their load drifts from
+// second to second. Measured a minute apart in processes of their own,
+// two clients' latency and CPU differ by 10-30 % from one run to the
+// next with no change to either; taking turns every few milliseconds
+// puts every client under the same drift, so that the ratios hold still.
+// A collection is forced before each turn, outside the figures, so that
+// no client pays for the garbage of the one before it: each pays for the
+// collections its own turn triggers.
+func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config) error {
+	type side struct {
+		name         string
+		ep           *Endpoint
+		c            client
+		conns        func() (int64, error)
+		lat, clat    []time.Duration
+		cpu, elapsed time.Duration
+		mallocs      uint64
+		bytes        uint64
+		seqConns     int64
+		concConns    int64
+		connErr      error
+	}
+	var all []*side
+	defer func() {
+		for _, s := range all {
+			if s.c != nil {
+				s.c.Close()
+			}
+			s.ep.Close()
+		}
+	}()
+	for _, k := range t.kinds {
+		ep, err := t.Serve(ctx, bins, 0)
+		if err != nil {
+			return fmt.Errorf("%s: server: %w", k.name, err)
+		}
+		// Room for every latency up front: growing the slices inside
+		// a turn would count as the client's allocations.
+		s := &side{name: k.name, ep: ep, conns: connCounter(t, ep),
+			lat: make([]time.Duration, 0, cfg.SeqCalls), clat: make([]time.Duration, 0, cfg.ConcCalls)}
+		all = append(all, s)
+		if s.c, err = k.start(ctx, ep); err != nil {
+			return fmt.Errorf("%s: start: %w", k.name, err)
+		}
+		for range cfg.Warmup {
+			if err := s.c.echo(ctx); err != nil {
+				return fmt.Errorf("%s: %w", k.name, err)
+			}
+		}
+	}
+	// turn runs one client's turn and adds the connections it opened.
+	turn := func(s *side, opened *int64, fn func() error) error {
+		c0, err0 := count(s.conns)
+		err := fn()
+		c1, err1 := count(s.conns)
+		if err := errors.Join(err0, err1); err != nil && s.connErr == nil {
+			s.connErr = err
+		}
+		*opened += c1 - c0
+		return err
+	}
+	for done := 0; done < cfg.SeqCalls; done += sideBlock {
+		n := min(sideBlock, cfg.SeqCalls-done)
+		for _, s := range all {
+			runtime.GC()
+			err := turn(s, &s.seqConns, func() error {
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				cpu0 := cpuTime()
+				for range n {
+					start := time.Now()
+					if err := s.c.echo(ctx); err != nil {
+						return err
+					}
+					s.lat = append(s.lat, time.Since(start))
+				}
+				s.cpu += cpuTime() - cpu0
+				runtime.ReadMemStats(&m1)
+				s.mallocs += m1.Mallocs - m0.Mallocs
+				s.bytes += m1.TotalAlloc - m0.TotalAlloc
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
+	}
+	for done := 0; done < cfg.ConcCalls; done += sideConcBlock {
+		n := min(sideConcBlock, cfg.ConcCalls-done)
+		for _, s := range all {
+			runtime.GC()
+			err := turn(s, &s.concConns, func() error {
+				elapsed, lat, err := callConcurrentlyTimed(ctx, s.c, n)
+				s.elapsed += elapsed
+				s.clat = append(s.clat, lat...)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("%s: concurrent calls: %w", s.name, err)
+			}
+		}
+	}
+	for _, s := range all {
+		n := float64(len(s.lat))
+		set := func(key string, v float64) { r.set(s.name+"."+key, v) }
+		set("seq_median_us", us(median(s.lat)))
+		set("seq_p99_us", us(percentile(s.lat, 0.99)))
+		set("cpu_us", us(s.cpu)/n)
+		set("allocs", float64(s.mallocs)/n)
+		set("bytes", float64(s.bytes)/n)
+		set("conc_calls_s", float64(len(s.clat))/s.elapsed.Seconds())
+		set("conc_p99_us", us(percentile(s.clat, 0.99)))
+		if s.conns != nil {
+			if s.connErr != nil {
+				r.fail(s.name+".seq_conns", s.connErr)
+				r.fail(s.name+".conc_conns", s.connErr)
+			} else {
+				set("seq_conns", float64(s.seqConns))
+				set("conc_conns", float64(s.concConns))
+			}
+		}
 	}
 	return nil
 }
@@ -251,8 +366,17 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 	}{{"big1", 1 << 20, cfg.Big1Calls}, {"big16", 16 << 20, cfg.Big16Calls}} {
 		times := make([]time.Duration, 0, size.calls)
 		heap := make([]time.Duration, 0, size.calls) // bytes, sorted as durations
-		var err error
-		for range size.calls {
+		// One call of the size first, outside the figures: a client's
+		// first large result fills its pools (grpc-go's receive buffers,
+		// tako's line blocks). The heap figure is the least of the calls:
+		// whether a pooled buffer is found again depends on which P
+		// (scheduler slot) the goroutine that asks for it runs on, so
+		// the heap of one call moves by a whole buffer from call to call
+		// (gRPC, either client: 1.05 or 2.1 MiB for a 1 MiB result), and
+		// a median of a few calls came out at one or the other from run
+		// to run. The least is what the client cannot avoid allocating.
+		_, err := c.big(ctx, size.bytes)
+		for i := 0; err == nil && i < size.calls; i++ {
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
@@ -281,7 +405,7 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 			continue
 		}
 		r.set(size.key+"_ms", ms(median(times)))
-		r.set(size.key+"_heap_mib", float64(median(heap))/(1<<20))
+		r.set(size.key+"_heap_mib", float64(slices.Min(heap))/(1<<20))
 	}
 	return nil
 }
@@ -315,7 +439,7 @@ func runTools(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config, 
 		heap = append(heap, time.Duration(m1.TotalAlloc-m0.TotalAlloc))
 	}
 	r.set("list_ms", ms(median(times)))
-	r.set("list_heap_mib", float64(median(heap))/(1<<20))
+	r.set("list_heap_mib", float64(slices.Min(heap))/(1<<20))
 	return nil
 }
 

@@ -1,12 +1,17 @@
 // Command peers measures tako's client against the peers' clients and a
 // hand-written floor, and prints the tables of bench/README.md.
 //
-// Each figure comes from a process of its own: peers runs itself again
-// with -worker for one suite of one client over one transport, so that
-// peak RSS and CPU are that client's alone (the server is yet another
-// process). Clients are interleaved run by run (floor, tako, gosdk, mcpgo,
-// then again), each run -reps times, and the tables give medians, with
-// each client's ratio to the floor of its transport.
+// peers runs itself again with -worker for one suite of one client over
+// one transport. The per-call figures (latency, CPU, allocations,
+// throughput, connections) come from the side suite: one process per
+// transport in which every client, each against a server of its own,
+// takes turns of 50 calls, so that all of them meet the same load on a
+// shared machine. The others come from a process per client, so that peak
+// RSS is that client's alone (the server is yet another process). Runs
+// are interleaved (side, then floor, tako, gosdk, mcpgo for each suite,
+// then again), -reps times, and the tables give medians, with each
+// client's ratio to the floor of its transport (for side figures, the
+// median of the ratios within each run).
 //
 //	cd bench && go build -o ../bin/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
 //	../bin/bench/peers -bins ../bin/bench
@@ -36,7 +41,7 @@ func main() {
 	reps := flag.Int("reps", 3, "runs of each client")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
 	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
-	tunedSuites := flag.String("tuned-suites", "calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
+	tunedSuites := flag.String("tuned-suites", "side,calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
 	quick := flag.Bool("quick", false, "a tenth of the calls: check the harness, not the figures")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound on one worker")
 	flag.Parse()
@@ -91,7 +96,11 @@ func main() {
 				if tn == "http-tuned" && !slices.Contains(strings.Split(*tunedSuites, ","), suite) {
 					continue
 				}
-				for _, cn := range t.Clients() {
+				names := t.Clients()
+				if suite == "side" {
+					names = []string{bench.SideClient}
+				}
+				for _, cn := range names {
 					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
 					if *quick {
 						args = append(args, "-quick")
@@ -140,6 +149,32 @@ func runWorker(self string, args []string, timeout time.Duration) (*bench.Result
 type results map[string]map[string]map[string][]*bench.Result
 
 func (r results) add(suite, t, c string, res *bench.Result) {
+	if suite == "side" {
+		// One worker measured every client: file each client's figures
+		// under its name, so that rep i of every client comes from the
+		// same process (sideRatio relies on it).
+		for _, name := range bench.TransportByName(t).Clients() {
+			one := &bench.Result{Values: map[string]float64{}, Fails: map[string]string{}}
+			for k, v := range res.Values {
+				if key, ok := strings.CutPrefix(k, name+"."); ok {
+					one.Values[key] = v
+				}
+			}
+			for k, why := range res.Fails {
+				if k == "*" {
+					one.Fails[k] = why
+				} else if key, ok := strings.CutPrefix(k, name+"."); ok {
+					one.Fails[key] = why
+				}
+			}
+			r.addOne(suite, t, name, one)
+		}
+		return
+	}
+	r.addOne(suite, t, c, res)
+}
+
+func (r results) addOne(suite, t, c string, res *bench.Result) {
 	if r[suite] == nil {
 		r[suite] = map[string]map[string][]*bench.Result{}
 	}
@@ -173,6 +208,29 @@ func (r results) cell(suite, t, c, key string) (v float64, ok bool, why string) 
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true, ""
 }
 
+// sideRatio is the median over runs of c's figure divided by the floor's
+// in the same run: in the side suite both come from one process, taking
+// turns, which is the point of measuring them so.
+func (r results) sideRatio(t, c, key string) (float64, bool) {
+	cs, fs := r["side"][t][c], r["side"][t]["floor"]
+	var xs []float64
+	for i := range min(len(cs), len(fs)) {
+		v, ok1 := cs[i].Values[key]
+		f, ok2 := fs[i].Values[key]
+		if ok1 && ok2 && f > 0 {
+			xs = append(xs, v/f)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2], true
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2, true
+}
+
 // row is one figure of the tables.
 type row struct {
 	suite, key, label, unit string
@@ -185,16 +243,16 @@ type row struct {
 
 var rows = []row{
 	{suite: "calls", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
-	{suite: "calls", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
-	{suite: "calls", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
-	{suite: "calls", key: "cpu_us", label: "client CPU per call", unit: "µs"},
-	{suite: "calls", key: "allocs", label: "allocations per call", unit: ""},
-	{suite: "calls", key: "bytes", label: "bytes allocated per call", unit: "B"},
-	{suite: "calls", key: "conc_calls_s", label: "calls/s at 16 concurrent callers", unit: ""},
-	{suite: "calls", key: "conc_p99_us", label: "p99 latency at 16 concurrent callers", unit: "µs"},
+	{suite: "side", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
+	{suite: "side", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
+	{suite: "side", key: "cpu_us", label: "client CPU per call", unit: "µs"},
+	{suite: "side", key: "allocs", label: "allocations per call", unit: ""},
+	{suite: "side", key: "bytes", label: "bytes allocated per call", unit: "B"},
+	{suite: "side", key: "conc_calls_s", label: "calls/s at 16 concurrent callers", unit: ""},
+	{suite: "side", key: "conc_p99_us", label: "p99 latency at 16 concurrent callers", unit: "µs"},
 	{suite: "calls", key: "close_ms", label: "Close after a busy session", unit: "ms"},
-	{suite: "calls", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
-	{suite: "calls", key: "conc_conns", label: "TCP connections opened, 3,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "side", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "side", key: "conc_conns", label: "TCP connections opened, 3,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
 	{suite: "big", key: "big1_ms", label: "1 MiB tool result, time", unit: "ms"},
 	{suite: "big", key: "big1_heap_mib", label: "1 MiB tool result, heap allocated", unit: "MiB"},
@@ -214,6 +272,9 @@ var transportLabels = map[string]string{
 func (r results) print(w io.Writer, transports []string) {
 	var main, tuned []string
 	for _, t := range transports {
+		if !r.measured(t) {
+			continue
+		}
 		if t == "http-tuned" {
 			tuned = append(tuned, t)
 		} else {
@@ -235,6 +296,16 @@ func (r results) print(w io.Writer, transports []string) {
 	for i, n := range notes {
 		fmt.Fprintf(w, "\n[%d] %s\n", i+1, n)
 	}
+}
+
+// measured reports whether any suite was run on transport t.
+func (r results) measured(t string) bool {
+	for _, byT := range r {
+		if byT[t] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r results) table(w io.Writer, transports []string, notes []string) []string {
@@ -263,7 +334,11 @@ func (r results) table(w io.Writer, transports []string, notes []string) []strin
 				}
 				s := format(v, rw.unit)
 				if c != "floor" && floorOK && floor > 0 && !rw.noRatio {
-					s += fmt.Sprintf(" (%s×)", ratio(v/floor))
+					x := v / floor
+					if sx, ok := r.sideRatio(t, c, rw.key); ok && rw.suite == "side" {
+						x = sx
+					}
+					s += fmt.Sprintf(" (%s×)", ratio(x))
 				}
 				cells = append(cells, s)
 			}
