@@ -142,25 +142,31 @@ func (s *Session) callOnce(ctx context.Context, method string, params json.RawMe
 		if err != nil {
 			return nil, nil, err
 		}
-		var head struct {
-			ResultType    string                      `json:"resultType"`
-			InputRequests map[string]mcp.InputRequest `json:"inputRequests"`
-			RequestState  json.RawMessage             `json:"requestState"`
-		}
-		if err := json.Unmarshal(res, &head); err != nil {
+		// The result type is read without decoding the result, which the
+		// caller decodes once; only an input_required result, which is
+		// small, is decoded here for its requests.
+		rt, err := mcp.ParseResultType(res)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
-		switch head.ResultType {
-		case "", mcp.ResultTypeComplete:
+		switch rt {
+		case mcp.ResultTypeComplete:
 			return res, nil, nil
 		case mcp.ResultTypeInputRequired:
 		case mcp.ResultTypeTask:
 			if method == mcp.MethodToolsCall && s.tasksAccepted(ctx) {
 				return res, nil, nil // a task created; tasks.go takes it from here
 			}
-			return nil, nil, fmt.Errorf("%w: %s returned resultType %q, but this request did not opt in to the %s extension", ErrProtocol, method, head.ResultType, mcp.ExtensionTasks)
+			return nil, nil, fmt.Errorf("%w: %s returned resultType %q, but this request did not opt in to the %s extension", ErrProtocol, method, rt, mcp.ExtensionTasks)
 		default:
-			return nil, nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, head.ResultType)
+			return nil, nil, fmt.Errorf("%w: %s returned unknown resultType %q", ErrProtocol, method, rt)
+		}
+		var head struct {
+			InputRequests map[string]mcp.InputRequest `json:"inputRequests"`
+			RequestState  json.RawMessage             `json:"requestState"`
+		}
+		if err := json.Unmarshal(res, &head); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
 		state = head.RequestState
 		if head.InputRequests == nil {
