@@ -63,29 +63,11 @@ func (s *Session) endCursor(next *string) *string {
 // restart.
 func pages[T any](ctx context.Context, s *Session, method string, page func(json.RawMessage) ([]T, *string, *int64, error), key func(*T) string) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		var zero T
-		var cursor *string
-		seenCursors := map[string]bool{}
+		// Items already yielded are skipped when a refused cursor starts
+		// the walk again from the first page.
 		yielded := map[string]bool{}
-		restarted := false
-		for i := 0; i < maxPages; i++ {
-			res, err := s.fetchPage(ctx, method, cursor)
-			if err != nil {
-				if cursor != nil && !restarted && isInvalidCursor(err) {
-					s.log.Debug("mcp: invalid cursor; listing again from the first page", "method", method, "err", err)
-					s.dropPages(method)
-					restarted, cursor = true, nil
-					clear(seenCursors)
-					continue
-				}
-				yield(zero, err)
-				return
-			}
-			items, next, _, err := page(res)
-			if err != nil {
-				yield(zero, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err))
-				return
-			}
+		stopped := false
+		_, err := walkPages(ctx, s, method, page, nil, func(items []T) bool {
 			for j := range items {
 				k := key(&items[j])
 				if yielded[k] {
@@ -93,21 +75,16 @@ func pages[T any](ctx context.Context, s *Session, method string, page func(json
 				}
 				yielded[k] = true
 				if !yield(items[j], nil) {
-					return
+					stopped = true
+					return false
 				}
 			}
-			next = s.endCursor(next)
-			if next == nil {
-				return
-			}
-			if seenCursors[*next] {
-				yield(zero, fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *next))
-				return
-			}
-			seenCursors[*next] = true
-			cursor = next
+			return true
+		})
+		if err != nil && !stopped {
+			var zero T
+			yield(zero, err)
 		}
-		yield(zero, fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages))
 	}
 }
 

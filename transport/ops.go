@@ -20,54 +20,69 @@ const maxPages = 10000
 // recorded for TTL.
 func listAll[T any](ctx context.Context, s *Session, method string, page func(json.RawMessage) ([]T, *string, *int64, error)) ([]T, error) {
 	var out []T
-	var cursor *string
-	seen := map[string]bool{}
-	var ttl *int64
-	defer func() {
-		if ttl != nil {
-			s.mu.Lock()
-			if s.ttls == nil {
-				s.ttls = map[string]time.Duration{}
-			}
-			s.ttls[method] = time.Duration(max(*ttl, 0)) * time.Millisecond
-			s.mu.Unlock()
+	ttl, err := walkPages(ctx, s, method, page,
+		func() { out = out[:0] },
+		func(items []T) bool { out = append(out, items...); return true })
+	if ttl != nil {
+		s.mu.Lock()
+		if s.ttls == nil {
+			s.ttls = map[string]time.Duration{}
 		}
-	}()
+		s.ttls[method] = time.Duration(max(*ttl, 0)) * time.Millisecond
+		s.mu.Unlock()
+	}
+	return out, err
+}
+
+// walkPages fetches the pages of a list method in order and hands each
+// page's items to each, until the last page or until each returns false.
+// A cursor the server refuses (it forgot it, or the list changed under it)
+// starts the walk again from the first page, once, after restart (§6A). It
+// returns the least ttlMs of the pages it decoded. Both ListTools and the
+// Tools iterator walk with it, so the two cannot come to disagree on where
+// a list ends.
+func walkPages[T any](ctx context.Context, s *Session, method string, page func(json.RawMessage) ([]T, *string, *int64, error), restart func(), each func([]T) bool) (*int64, error) {
+	var ttl *int64
+	var next *string // the cursor of the page to fetch; nil for the first
+	seen := map[string]bool{}
 	restarted := false
 	for i := 0; i < maxPages; i++ {
-		res, err := s.fetchPage(ctx, method, cursor)
+		res, err := s.fetchPage(ctx, method, next)
 		if err != nil {
-			if cursor != nil && !restarted && isInvalidCursor(err) {
-				// The server forgot the cursor or the list changed under
-				// it: start again, once, from the first page (§6A).
+			if next != nil && !restarted && isInvalidCursor(err) {
 				s.log.Debug("mcp: invalid cursor; listing again from the first page", "method", method, "err", err)
 				s.dropPages(method)
-				restarted, cursor, out, ttl = true, nil, out[:0], nil
+				restarted, next, ttl = true, nil, nil
 				clear(seen)
+				if restart != nil {
+					restart()
+				}
 				continue
 			}
-			return out, err
+			return ttl, err
 		}
-		items, next, pageTTL, err := page(res)
+		items, cur, pageTTL, err := page(res)
 		if err != nil {
-			return out, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+			return ttl, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 		}
-		out = append(out, items...)
 		if pageTTL != nil && (ttl == nil || *pageTTL < *ttl) {
 			ttl = pageTTL
 		}
+		if !each(items) {
+			return ttl, nil
+		}
 		// The empty string is a valid cursor on 2026-07-28 (checklist §6A);
 		// only an absent nextCursor ends the list.
-		if next = s.endCursor(next); next == nil {
-			return out, nil
+		if cur = s.endCursor(cur); cur == nil {
+			return ttl, nil
 		}
-		if seen[*next] {
-			return out, fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *next)
+		if seen[*cur] {
+			return ttl, fmt.Errorf("%w: %s repeated cursor %q", ErrProtocol, method, *cur)
 		}
-		seen[*next] = true
-		cursor = next
+		seen[*cur] = true
+		next = cur
 	}
-	return out, fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
+	return ttl, fmt.Errorf("%w: %s has more than %d pages", ErrProtocol, method, maxPages)
 }
 
 // typedPage decodes one page into R and takes from it, with get, the items,
