@@ -293,6 +293,10 @@ func (r results) print(w io.Writer, transports []string) {
 		fmt.Fprintln(w)
 		notes = r.table(w, tuned, notes)
 	}
+	if r["side"] != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "The per-call rows (echo call latency, CPU, allocations and bytes per call, 16 concurrent callers, TCP connections) come from one process per transport and run in which every client, each with a server of its own, takes turns of 50 calls; their ratio is the median over the runs of each run's ratio, so it need not be the quotient of the two medians shown.")
+	}
 	for i, n := range notes {
 		fmt.Fprintf(w, "\n[%d] %s\n", i+1, n)
 	}
