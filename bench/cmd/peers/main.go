@@ -9,9 +9,9 @@
 // shared machine. The others come from a process per client, so that peak
 // RSS is that client's alone (the server is yet another process). Runs
 // are interleaved (side, then floor, tako, gosdk, mcpgo for each suite,
-// then again), -reps times, and the tables give medians, with each
-// client's ratio to the floor of its transport (for side figures, the
-// median of the ratios within each run).
+// then again), -reps times (the side suite -side-reps times), and the
+// tables give medians, with each client's ratio to the floor of its
+// transport (for side figures, the median of the ratios within each run).
 //
 //	cd bench && go build -o ../bin/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
 //	../bin/bench/peers -bins ../bin/bench
@@ -39,6 +39,7 @@ func main() {
 	binsDir := flag.String("bins", "", "directory holding the gosdk and bridge server binaries")
 	worker := flag.String("worker", "", "internal: measure SUITE/TRANSPORT/CLIENT in this process and print the result as JSON")
 	reps := flag.Int("reps", 3, "runs of each client")
+	sideReps := flag.Int("side-reps", 5, "runs of the side suite (the per-call figures, whose ratios are the closest to the goals)")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
 	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
 	tunedSuites := flag.String("tuned-suites", "side,calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
@@ -85,8 +86,11 @@ func main() {
 	}
 	began := time.Now()
 	all := results{}
-	for rep := range *reps {
+	for rep := range max(*reps, *sideReps) {
 		for _, suite := range strings.Split(*suites, ",") {
+			if suite == "side" && rep >= *sideReps || suite != "side" && rep >= *reps {
+				continue
+			}
 			for _, tn := range strings.Split(*transports, ",") {
 				t := bench.TransportByName(tn)
 				if t == nil {
@@ -119,9 +123,9 @@ func main() {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client, interleaved; took %s.\n\n",
+	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client (%d of the side suite), interleaved; took %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04"), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		strings.Join(strings.Fields(string(load))[:3], " "), *reps, time.Since(began).Round(time.Second))
+		strings.Join(strings.Fields(string(load))[:3], " "), *reps, *sideReps, time.Since(began).Round(time.Second))
 	all.print(os.Stdout, strings.Split(*transports, ","))
 }
 
