@@ -27,7 +27,7 @@ type Config struct {
 
 // DefaultConfig is what `make bench-peers` runs.
 var DefaultConfig = Config{
-	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 3000,
+	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4500,
 	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
 }
 
@@ -48,7 +48,7 @@ const SideClient = "all"
 // calls from ConcCallers goroutines sideConcBlock at a time.
 const (
 	sideBlock     = 50
-	sideConcBlock = 600
+	sideConcBlock = 300
 )
 
 // Result is what one worker measured: figures by key, and the keys it

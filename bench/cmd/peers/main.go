@@ -39,7 +39,7 @@ func main() {
 	binsDir := flag.String("bins", "", "directory holding the gosdk and bridge server binaries")
 	worker := flag.String("worker", "", "internal: measure SUITE/TRANSPORT/CLIENT in this process and print the result as JSON")
 	reps := flag.Int("reps", 3, "runs of each client")
-	sideReps := flag.Int("side-reps", 5, "runs of the side suite (the per-call figures, whose ratios are the closest to the goals)")
+	sideReps := flag.Int("side-reps", 7, "runs of the side suite (the per-call figures, whose ratios are the closest to the goals)")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
 	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
 	tunedSuites := flag.String("tuned-suites", "side,calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
@@ -256,7 +256,7 @@ var rows = []row{
 	{suite: "side", key: "conc_p99_us", label: "p99 latency at 16 concurrent callers", unit: "µs"},
 	{suite: "calls", key: "close_ms", label: "Close after a busy session", unit: "ms"},
 	{suite: "side", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
-	{suite: "side", key: "conc_conns", label: "TCP connections opened, 3,000 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
+	{suite: "side", key: "conc_conns", label: "TCP connections opened, 4,500 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
 	{suite: "big", key: "big1_ms", label: "1 MiB tool result, time", unit: "ms"},
 	{suite: "big", key: "big1_heap_mib", label: "1 MiB tool result, heap allocated", unit: "MiB"},
