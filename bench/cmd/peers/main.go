@@ -205,11 +205,16 @@ func (r results) cell(suite, t, c, key string) (v float64, ok bool, why string) 
 	if len(vs) == 0 {
 		return 0, false, why
 	}
-	slices.Sort(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2], true, ""
+	return medianOf(vs), true, ""
+}
+
+// medianOf is the median of xs, which it sorts.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
 	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true, ""
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 // sideRatio is the median over runs of c's figure divided by the floor's
@@ -228,11 +233,7 @@ func (r results) sideRatio(t, c, key string) (float64, bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	slices.Sort(xs)
-	if len(xs)%2 == 1 {
-		return xs[len(xs)/2], true
-	}
-	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2, true
+	return medianOf(xs), true
 }
 
 // row is one figure of the tables.
