@@ -173,9 +173,10 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 // marshalToolParams is marshalObject for the params of a tools/call. The
 // common ones, a name and arguments, are written directly: encoding/json
 // would reach the arguments by reflection and compact them with a scanner
-// of its own, about a tenth of a call's CPU over HTTP. The arguments are
-// still checked to be one JSON value, and refused as encoding/json would
-// refuse them. Params with more than that go through encoding/json.
+// of its own (0.8 µs for an echo call's params, against 0.1 µs here:
+// BenchmarkMarshalToolParams). The arguments are still checked to be one
+// JSON value, and refused as encoding/json would refuse them. Params with
+// more than that go through encoding/json.
 func marshalToolParams(p *mcp.CallToolParams) (json.RawMessage, error) {
 	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil || p.Meta != nil {
 		return marshalObject(p)
