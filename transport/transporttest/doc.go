@@ -14,7 +14,9 @@
 // across a network. It then runs two groups of subtests:
 //
 //   - "Conn": the Conn alone, without a Session: a ping written and its
-//     answer read, concurrent Writes, Close unblocking a pending Read, Read
+//     answer read, concurrent Writes, a message overwritten as soon as
+//     Write returns (the engine recycles its requests, so a Conn must not
+//     retain one), Close unblocking a pending Read, Read
 //     and Write after Close failing with an error that wraps
 //     transport.ErrClosed or transport.ErrConnectionLost, Close twice;
 //   - "Session/<version>": through transport.Connect, once per protocol

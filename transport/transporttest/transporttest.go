@@ -67,6 +67,7 @@ func Run(t *testing.T, dial func(t *testing.T) transport.Conn, opts ...Option) {
 	t.Run("Conn", func(t *testing.T) {
 		t.Run("PingRoundTrip", k.connPingRoundTrip)
 		t.Run("ConcurrentWrites", k.connConcurrentWrites)
+		t.Run("WriteDoesNotRetain", k.connWriteDoesNotRetain)
 		t.Run("CloseUnblocksRead", k.connCloseUnblocksRead)
 		t.Run("ReadWriteAfterClose", k.connAfterClose)
 		t.Run("CloseTwice", k.connCloseTwice)
@@ -159,6 +160,29 @@ func (k *kit) connPingRoundTrip(t *testing.T) {
 		t.Logf("ping answered with an error: %v", m.Error)
 	} else if string(bytes.TrimSpace(m.Result)) != "{}" {
 		t.Fatalf("ping result %s, want {}", m.Result)
+	}
+}
+
+// connWriteDoesNotRetain overwrites a message the moment Write returns, as
+// the engine does when it recycles its requests: a Conn that still holds
+// the message (a queue to a writer goroutine, a channel to the other end)
+// sends the overwritten one, whose answer carries the wrong id.
+func (k *kit) connWriteDoesNotRetain(t *testing.T) {
+	conn := k.dial(t)
+	defer conn.Close()
+	ctx := limit(t)
+	id := mcp.StringID("transporttest-retain")
+	msg := pingRequest(id)
+	if err := conn.Write(ctx, msg); err != nil {
+		t.Fatalf("Write ping: %v", err)
+	}
+	*msg = mcp.Message{ID: mcp.StringID("transporttest-overwritten"), Method: "transporttest/overwritten"}
+	m, err := readResponse(ctx, conn)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if m.ID != id {
+		t.Fatalf("response id %s, want %s: the Conn sent the message as it was after Write returned (Write must not retain it)", m.ID, id)
 	}
 }
 
