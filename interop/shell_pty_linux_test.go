@@ -98,29 +98,31 @@ func alive(pid int) bool {
 // message arriving while a line is edited is printed above it without
 // garbling it, quit ends the shell, and neither tako nor the server is
 // left running.
-func TestShellPTY(t *testing.T) {
-	node, args := everything(t)
-	cmd := exec.Command(takoCLI(t), "shell", "--log-level", "debug", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'")
-	cmd.Env = append(os.Environ(), "TAKO_SHELL_HISTORY=off", "TERM=xterm")
+// onPTY starts cmd on a pseudo-terminal. It returns what the terminal
+// shows, a function that types, and a channel closed when cmd has exited
+// (its Wait error then in *waitErr). The cleanup kills cmd if it still
+// runs, and logs the screen when the test failed.
+func onPTY(t *testing.T, cmd *exec.Cmd) (screen *ptyScreen, typeText func(string), exited <-chan struct{}, waitErr *error) {
+	t.Helper()
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
 		t.Fatalf("starting tako on a pseudo-terminal: %v", err)
 	}
-	screen := &ptyScreen{wrote: make(chan struct{}, 1)}
+	screen = &ptyScreen{wrote: make(chan struct{}, 1)}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		io.Copy(screen, tty) // ends with EIO once tako has exited
 	}()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
+	done := make(chan struct{})
+	waitErr = new(error)
+	go func() { *waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		select {
-		case <-exited:
+		case <-done:
 		default:
 			cmd.Process.Kill()
-			<-exited
+			<-done
 		}
 		tty.Close()
 		<-copied
@@ -128,12 +130,63 @@ func TestShellPTY(t *testing.T) {
 			t.Logf("the terminal showed:\n%q", screen.buf.String())
 		}
 	})
-	typeText := func(s string) {
+	typeText = func(s string) {
 		t.Helper()
 		if _, err := io.WriteString(tty, s); err != nil {
 			t.Fatalf("typing %q: %v", s, err)
 		}
 	}
+	return screen, typeText, done, waitErr
+}
+
+// everythingForm is the order of the fields server-everything's
+// trigger-elicitation-request asks for; each prompt ends with "]: ".
+var everythingForm = []string{"name", "check", "firstLine", "email", "homepage", "birthdate", "integer", "number",
+	"untitledSingleSelectEnum", "untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum", "legacyTitledEnum"}
+
+// answerEverythingForm answers the form with name and Enter (the default,
+// or nothing) for every other field, waiting for each prompt.
+func answerEverythingForm(t *testing.T, screen *ptyScreen, typeText func(string), name string) {
+	t.Helper()
+	screen.expect(t, "The server asks: Please provide inputs")
+	for i, f := range everythingForm {
+		screen.expect(t, f)
+		screen.expect(t, "]: ")
+		if i == 0 {
+			typeText(name + "\r")
+		} else {
+			typeText("\r")
+		}
+	}
+	screen.expect(t, "User provided the requested information")
+	screen.expect(t, "- Name: "+name)
+	screen.expect(t, "- Favorite Integer: 42") // the default, filled in by the SDK
+}
+
+// TestCallElicitationPTY: tako call on a terminal declares elicitation,
+// so server-everything offers trigger-elicitation-request, and the form
+// it asks is answered at the terminal.
+func TestCallElicitationPTY(t *testing.T) {
+	node, args := everything(t)
+	cmd := exec.Command(takoCLI(t), "call", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'", "trigger-elicitation-request")
+	cmd.Env = append(os.Environ(), "TERM=xterm")
+	screen, typeText, exited, waitErr := onPTY(t, cmd)
+	answerEverythingForm(t, screen, typeText, "Ada")
+	select {
+	case <-exited:
+		if *waitErr != nil {
+			t.Fatalf("tako call exited with %v", *waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tako call did not exit within 30s of its answer")
+	}
+}
+
+func TestShellPTY(t *testing.T) {
+	node, args := everything(t)
+	cmd := exec.Command(takoCLI(t), "shell", "--log-level", "debug", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'")
+	cmd.Env = append(os.Environ(), "TAKO_SHELL_HISTORY=off", "TERM=xterm")
+	screen, typeText, exited, waitErrp := onPTY(t, cmd)
 
 	screen.expect(t, "everything> ")
 	servers := children(cmd.Process.Pid)
@@ -164,11 +217,16 @@ func TestShellPTY(t *testing.T) {
 	typeText("g\r")
 	screen.expect(t, "ok: mcp-servers/everything")
 
+	// A server's form, asked through the line editor while the call runs.
+	typeText("call trigger-elicitation-request\r")
+	answerEverythingForm(t, screen, typeText, "Grace")
+	screen.expect(t, "everything> ")
+
 	typeText("quit\r")
 	select {
 	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("tako shell exited with %v", waitErr)
+		if *waitErrp != nil {
+			t.Fatalf("tako shell exited with %v", *waitErrp)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("tako shell did not exit within 30s of quit")

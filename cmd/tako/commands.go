@@ -47,7 +47,10 @@ structured content as indented JSON when there is no text. KEY=VALUE pairs
 are typed by the tool's input schema (integer, number, boolean, string; an
 array or object as JSON); or give the arguments as one JSON object. Progress
 the server reports is printed on stderr as it arrives. Exit status 1 when the
-tool reports an error (its content is printed all the same).
+tool reports an error (its content is printed all the same). On a terminal,
+a form or a URL the server asks the user for is asked there, field by field
+(Enter keeps the default; !decline or !cancel answers the whole form); from
+a script, tako declares no elicitation and the server does not ask.
 
   tako call echo message=hello --stdio "go run ./examples/demo-server"
   tako call get-sum a=2 b=3 --http http://127.0.0.1:3001/mcp
@@ -146,7 +149,9 @@ At its prompt: tools, call NAME K=V ... (or JSON), resources, templates,
 read URI, prompts, prompt NAME K=V ..., complete, ping, info, servers,
 use NAME (the server the commands act on; the prompt shows it), help, quit
 (or exit, Ctrl-D). Ctrl-C stops the running command. Log messages
-(--log-level LEVEL), list changes and progress are shown as they arrive.
+(--log-level LEVEL), list changes and progress are shown as they arrive; a
+form or URL a server asks for during a call is asked at the prompt, field by
+field (Ctrl-C there cancels it).
 History is kept in $XDG_STATE_HOME/tako/shell_history (else in the user's
 config directory; $TAKO_SHELL_HISTORY names another file, "off" or
 --no-history keeps none).

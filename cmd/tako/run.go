@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chzyer/readline"
+
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
@@ -109,6 +111,13 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	var logger *slog.Logger
 	if inv.opts.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if inv.command == "call" && readline.IsTerminal(int(os.Stdin.Fd())) {
+		// A person is there: the server may ask them (elicit.go). A
+		// call from a script declares no elicitation, so the server
+		// does not ask.
+		p := &elicitPrompter{out: stderr, readLine: (&stdinLines{r: os.Stdin, out: stderr}).readLine}
+		inv.opts.session = &transport.Options{Handlers: p.handlers()}
 	}
 	dial, err := chooseServer(&inv.opts, logger)
 	if err != nil {

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
+
+	"github.com/tako-mcp/tako/transport"
 )
 
 // shellInvocation is a parsed `tako shell` command line.
@@ -100,6 +103,36 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if inv.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	// The servers may ask the person at the shell (elicit.go); the
+	// prompts go through the line editor, which exists only once the
+	// servers are connected.
+	var rlRef atomic.Pointer[readline.Instance]
+	var running atomic.Bool // a command runs: the editor is free
+	var outRef atomic.Pointer[lockedWriter]
+	prompter := &elicitPrompter{
+		out: writerFunc(func(b []byte) (int, error) {
+			if w := outRef.Load(); w != nil {
+				return w.Write(b)
+			}
+			return stderr.Write(b)
+		}),
+		readLine: func(ctx context.Context, prompt string) (string, error) {
+			// The editor is the shell's while no command runs: a request
+			// that comes then (no server asks outside a call, but one
+			// could) is cancelled rather than fought over.
+			rl := rlRef.Load()
+			if rl == nil || !running.Load() {
+				return "", errRefused
+			}
+			return shellReadLine(rl, outRef.Load(), prompt)
+		}}
+	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+		// Only with a person at a terminal: lines piped in are commands,
+		// not answers to a form they cannot see coming.
+		for i := range inv.serverSet.servers {
+			inv.serverSet.servers[i].session = &transport.Options{Handlers: prompter.handlers()}
+		}
+	}
 	servers, err := connectShellServers(ctx, &inv.serverSet, names, logger)
 	if err != nil {
 		return err
@@ -137,11 +170,13 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// Everything the shell prints goes through the editor, which clears
 	// the line being edited, writes, and draws it again.
-	out := &lockedWriter{w: rl.Stdout()}
-	sh := newShell(servers, out, inv.timeout)
+	shellOut := &lockedWriter{w: rl.Stdout()}
+	outRef.Store(shellOut)
+	rlRef.Store(rl)
+	sh := newShell(servers, shellOut, inv.timeout)
 	defer sh.close()
 	defer rl.Close()
-	fmt.Fprintf(out, "Connected to %s. Type help for the commands, quit or Ctrl-D to leave.\n", joinNames(sh.serverNames()))
+	fmt.Fprintf(shellOut, "Connected to %s. Type help for the commands, quit or Ctrl-D to leave.\n", joinNames(sh.serverNames()))
 	rl.Config.AutoComplete = shellCompleter{sh: sh, ctx: ctx}
 
 	for {
@@ -158,11 +193,39 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := runLine(ctx, sh, line); errors.Is(err, errQuit) {
+		running.Store(true)
+		err = runLine(ctx, sh, line)
+		running.Store(false)
+		if errors.Is(err, errQuit) {
 			return nil
 		}
 	}
 }
+
+// shellReadLine asks one line of an elicitation through the shell's line
+// editor, then puts the shell's prompt back. Ctrl-C or Ctrl-D there
+// cancels the form.
+func shellReadLine(rl *readline.Instance, out io.Writer, prompt string) (string, error) {
+	// The editor's prompt is one line: what comes before the last
+	// newline (a field's list of choices) is printed above it.
+	if i := strings.LastIndexByte(prompt, '\n'); i >= 0 {
+		io.WriteString(out, prompt[:i+1])
+		prompt = prompt[i+1:]
+	}
+	old := rl.Config.Prompt
+	rl.SetPrompt(prompt)
+	defer rl.SetPrompt(old)
+	line, err := rl.Readline()
+	if errors.Is(err, readline.ErrInterrupt) || errors.Is(err, io.EOF) {
+		return "", errRefused
+	}
+	return line, err
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // runLine runs one command; Ctrl-C (SIGINT) while it runs cancels it and
 // only it.

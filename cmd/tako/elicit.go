@@ -1,0 +1,370 @@
+package main
+
+// Answering a server's elicitation/create at the terminal (tako call and
+// tako shell, when a person is there to answer).
+//
+// A form is asked field by field, in the order the server wrote its
+// properties, each with its title, description, choices and default; the
+// answer is typed by the property's schema and asked again when it does
+// not fit. Enter keeps the default (or leaves an optional field out);
+// "!decline" and "!cancel" answer the whole form so. A URL elicitation
+// shows the URL and waits for Enter, or for the server to report it
+// complete (the SDK ends the handler's context then). The SDK applies the
+// schema's defaults and validates the answer before it is sent
+// (transport/elicit.go); what is checked here is what lets a person fix a
+// typo at once.
+//
+// Only one form is asked at a time: a second request waits for the first.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// errRefused is what readLine returns when the person interrupted the
+// prompt (Ctrl-C, end of input): the form is cancelled.
+var errRefused = errors.New("the prompt was interrupted")
+
+// elicitPrompter asks a server's elicitations at a terminal. readLine
+// shows its prompt and returns the line typed, without its newline; it
+// returns when ctx ends, with ctx's error, where it can.
+type elicitPrompter struct {
+	mu       sync.Mutex
+	out      io.Writer
+	readLine func(ctx context.Context, prompt string) (string, error)
+}
+
+// handlers returns the session handlers that answer through p.
+func (p *elicitPrompter) handlers() transport.Handlers {
+	return transport.Handlers{Elicitation: p.elicit, ElicitationURL: true}
+}
+
+func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.Mode == "url" {
+		return p.url(ctx, req)
+	}
+	fields, err := formFields(req.RequestedSchema)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(p.out, "The server asks: %s\n(Enter keeps the default or leaves the field out; !decline or !cancel answers the whole form.)\n", oneLine(req.Message))
+	content := map[string]any{}
+	for _, f := range fields {
+		for {
+			line, err := p.readLine(ctx, f.prompt())
+			if err != nil {
+				return p.refused(ctx, err)
+			}
+			line = strings.TrimSpace(line)
+			switch line {
+			case "!decline":
+				return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+			case "!cancel":
+				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+			}
+			if line == "" {
+				if f.required && f.def == nil {
+					fmt.Fprintf(p.out, "  %s is required.\n", f.name)
+					continue
+				}
+				break // the SDK fills in the default
+			}
+			v, err := f.parse(line)
+			if err != nil {
+				fmt.Fprintf(p.out, "  %v\n", err)
+				continue
+			}
+			content[f.name] = v
+			break
+		}
+	}
+	return &mcp.ElicitResult{Action: mcp.ElicitAccept, Content: content}, nil
+}
+
+// url shows a URL elicitation and waits for the person, or for the server
+// to report it complete.
+func (p *elicitPrompter) url(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	fmt.Fprintf(p.out, "The server asks you to open this page: %s\n%s\n", req.URL, oneLine(req.Message))
+	line, err := p.readLine(ctx, "Press Enter when done (!decline, !cancel): ")
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), transport.ErrElicitationComplete):
+		fmt.Fprintln(p.out, "\nThe server reports it done.")
+		return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
+	case err != nil:
+		return p.refused(ctx, err)
+	}
+	switch strings.TrimSpace(line) {
+	case "!decline":
+		return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+	case "!cancel":
+		return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+	}
+	return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
+}
+
+// refused answers a form whose prompt could not be read: cancelled when
+// the person interrupted it, the context's error when the request ended.
+func (p *elicitPrompter) refused(ctx context.Context, err error) (*mcp.ElicitResult, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	fmt.Fprintln(p.out)
+	if errors.Is(err, errRefused) {
+		return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+	}
+	return nil, err
+}
+
+// formField is one property of a requested form.
+type formField struct {
+	name, title, description string
+	typ, format              string
+	required                 bool
+	def                      json.RawMessage // nil: no default
+	choices                  []choice        // an enum, or the items of a multi-select
+	multi                    bool            // an array of choices
+}
+
+// choice is one value of an enum and the label a person sees.
+type choice struct {
+	value string
+	label string
+}
+
+// formProperty is a property of a requestedSchema as the spec allows it.
+type formProperty struct {
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Format      string          `json:"format"`
+	Default     json.RawMessage `json:"default"`
+	Enum        []string        `json:"enum"`
+	EnumNames   []string        `json:"enumNames"`
+	OneOf       []titledConst   `json:"oneOf"`
+	Items       *struct {
+		Enum  []string      `json:"enum"`
+		AnyOf []titledConst `json:"anyOf"`
+	} `json:"items"`
+}
+
+type titledConst struct {
+	Const string `json:"const"`
+	Title string `json:"title"`
+}
+
+// formFields reads a requestedSchema's properties in the order the server
+// wrote them.
+func formFields(schema json.RawMessage) ([]formField, error) {
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("the requested form: %w", err)
+	}
+	var fields []formField
+	if len(s.Properties) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("the requested form: properties is not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("the requested form: %w", err)
+		}
+		name, _ := tok.(string)
+		var prop formProperty
+		if err := dec.Decode(&prop); err != nil {
+			return nil, fmt.Errorf("the requested form: property %q: %w", name, err)
+		}
+		f := formField{name: name, title: prop.Title, description: prop.Description, typ: prop.Type,
+			format: prop.Format, def: prop.Default}
+		for _, r := range s.Required {
+			f.required = f.required || r == name
+		}
+		switch {
+		case len(prop.OneOf) > 0:
+			for _, c := range prop.OneOf {
+				f.choices = append(f.choices, choice{c.Const, c.Title})
+			}
+		case len(prop.Enum) > 0:
+			for i, v := range prop.Enum {
+				label := ""
+				if i < len(prop.EnumNames) {
+					label = prop.EnumNames[i]
+				}
+				f.choices = append(f.choices, choice{v, label})
+			}
+		case prop.Items != nil:
+			f.multi = true
+			for _, c := range prop.Items.AnyOf {
+				f.choices = append(f.choices, choice{c.Const, c.Title})
+			}
+			for _, v := range prop.Items.Enum {
+				f.choices = append(f.choices, choice{v, ""})
+			}
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+// prompt is the line that asks for f, with its choices listed first.
+func (f *formField) prompt() string {
+	var b strings.Builder
+	label := f.name
+	if f.title != "" && f.title != f.name {
+		label += " (" + f.title + ")"
+	}
+	if f.description != "" {
+		label += ": " + oneLine(f.description)
+	}
+	if len(f.choices) > 0 {
+		b.WriteString("  " + label + "\n")
+		for i, c := range f.choices {
+			fmt.Fprintf(&b, "    %d. %s", i+1, c.value)
+			if c.label != "" {
+				fmt.Fprintf(&b, " (%s)", c.label)
+			}
+			b.WriteString("\n")
+		}
+		label = "  choose"
+		if f.multi {
+			label += " one or more, separated by commas"
+		}
+	} else {
+		label = "  " + label
+	}
+	b.WriteString(label)
+	var notes []string
+	if f.typ != "" && f.typ != "string" && !f.multi {
+		notes = append(notes, f.typ)
+	}
+	if f.format != "" {
+		notes = append(notes, f.format)
+	}
+	if f.required {
+		notes = append(notes, "required")
+	}
+	if f.def != nil {
+		notes = append(notes, "default "+string(f.def))
+	}
+	if len(notes) > 0 {
+		b.WriteString(" [" + strings.Join(notes, ", ") + "]")
+	}
+	b.WriteString(": ")
+	return b.String()
+}
+
+// parse turns a typed answer into the field's JSON type.
+func (f *formField) parse(s string) (any, error) {
+	if len(f.choices) > 0 {
+		if !f.multi {
+			return f.pick(s)
+		}
+		var out []string
+		for _, part := range strings.Split(s, ",") {
+			v, err := f.pick(strings.TrimSpace(part))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	switch f.typ {
+	case "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a whole number, not %q", f.name, s)
+		}
+		return n, nil
+	case "number":
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s wants a number, not %q", f.name, s)
+		}
+		return x, nil
+	case "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true", "1":
+			return true, nil
+		case "n", "no", "false", "0":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%s wants yes or no, not %q", f.name, s)
+	}
+	return s, nil
+}
+
+// pick is one choice, by its number in the list or by its value.
+func (f *formField) pick(s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.choices) {
+		return f.choices[n-1].value, nil
+	}
+	for _, c := range f.choices {
+		if c.value == s || strings.EqualFold(c.label, s) {
+			return c.value, nil
+		}
+	}
+	return "", fmt.Errorf("%s wants one of the choices listed (a number or a value), not %q", f.name, s)
+}
+
+// oneLine keeps a server's text on one line of the terminal.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// stdinLines reads lines from r on a goroutine of its own, started at the
+// first prompt, so that a prompt can give up when its request ends; it
+// lives as long as r (the process's stdin).
+type stdinLines struct {
+	r     io.Reader
+	out   io.Writer
+	once  sync.Once
+	lines chan string
+	err   error // set before lines is closed
+}
+
+func (s *stdinLines) readLine(ctx context.Context, prompt string) (string, error) {
+	s.once.Do(func() {
+		s.lines = make(chan string)
+		go func() {
+			sc := bufio.NewScanner(s.r)
+			for sc.Scan() {
+				s.lines <- sc.Text()
+			}
+			s.err = sc.Err()
+			close(s.lines)
+		}()
+	})
+	io.WriteString(s.out, prompt)
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			if s.err != nil {
+				return "", s.err
+			}
+			return "", errRefused
+		}
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
+)
+
+// script is a readLine that answers prompts from a list, recording them.
+type script struct {
+	answers []string
+	prompts []string
+}
+
+func (s *script) readLine(ctx context.Context, prompt string) (string, error) {
+	s.prompts = append(s.prompts, prompt)
+	if len(s.answers) == 0 {
+		return "", errRefused
+	}
+	a := s.answers[0]
+	s.answers = s.answers[1:]
+	return a, nil
+}
+
+// everythingForm is the kinds of field server-everything's
+// trigger-elicitation-request asks for, in its order.
+const everythingForm = `{"type":"object","properties":{
+	"name":{"title":"String","type":"string","description":"Your full, legal name"},
+	"check":{"title":"Boolean","type":"boolean"},
+	"integer":{"type":"integer","minimum":1,"maximum":100,"default":42},
+	"number":{"type":"number","default":3.14},
+	"friend":{"type":"string","enum":["Monica","Rachel","Joey"],"default":"Monica"},
+	"instruments":{"type":"array","items":{"type":"string","enum":["Guitar","Piano","Violin"]},"default":["Guitar"]},
+	"hero":{"type":"string","oneOf":[{"const":"hero-1","title":"Superman"},{"const":"hero-2","title":"Green Lantern"}]},
+	"fish":{"type":"array","items":{"anyOf":[{"const":"fish-1","title":"Tuna"},{"const":"fish-2","title":"Salmon"}]}},
+	"pet":{"type":"string","enum":["pet-1","pet-2"],"enumNames":["Cats","Dogs"]}
+},"required":["name"]}`
+
+func TestElicitPrompterForm(t *testing.T) {
+	var out strings.Builder
+	s := &script{answers: []string{
+		"",          // name is required: asked again
+		" Ada ",     // name
+		"maybe",     // check: not a boolean, asked again
+		"yes",       // check
+		"4.5",       // integer: not whole, asked again
+		"7",         // integer
+		"",          // number: the default, filled in by the SDK
+		"3",         // friend: by number
+		"Piano, 3",  // instruments: by value and by number
+		"Superman",  // hero: by its title
+		"fish-2",    // fish: by value
+		"Elephants", // pet: no such choice, asked again
+		"dogs",      // pet: by its (legacy) name, any case
+	}}
+	p := &elicitPrompter{out: &out, readLine: s.readLine}
+	res, err := p.elicit(context.Background(), &mcp.ElicitParams{Message: "Please\nprovide inputs", RequestedSchema: json.RawMessage(everythingForm)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"name": "Ada", "check": true, "integer": int64(7), "friend": "Joey",
+		"instruments": []string{"Piano", "Violin"}, "hero": "hero-1", "fish": []string{"fish-2"}, "pet": "pet-2"}
+	if res.Action != mcp.ElicitAccept || !reflect.DeepEqual(res.Content, want) {
+		t.Fatalf("got %s %v\nwant accept %v", res.Action, res.Content, want)
+	}
+	if len(s.answers) != 0 {
+		t.Fatalf("%d answers left unread", len(s.answers))
+	}
+	shown := out.String()
+	for _, w := range []string{"The server asks: Please provide inputs", "name is required", "check wants yes or no", "integer wants a whole number", "pet wants one of the choices"} {
+		if !strings.Contains(shown, w) {
+			t.Errorf("the terminal does not show %q:\n%s", w, shown)
+		}
+	}
+	prompts := strings.Join(s.prompts, "")
+	for _, w := range []string{"name (String): Your full, legal name [required]: ", "[integer, default 42]", "1. Monica", "2. hero-2 (Green Lantern)", "choose one or more, separated by commas", "2. pet-2 (Dogs)"} {
+		if !strings.Contains(prompts, w) {
+			t.Errorf("the prompts do not show %q:\n%s", w, prompts)
+		}
+	}
+}
+
+func TestElicitPrompterRefusals(t *testing.T) {
+	form := &mcp.ElicitParams{Message: "m", RequestedSchema: json.RawMessage(everythingForm)}
+	for _, c := range []struct {
+		answers []string
+		want    string
+	}{
+		{[]string{"Ada", "!decline"}, mcp.ElicitDecline},
+		{[]string{"!cancel"}, mcp.ElicitCancel},
+		{nil, mcp.ElicitCancel}, // Ctrl-C or the end of input
+	} {
+		s := &script{answers: c.answers}
+		p := &elicitPrompter{out: new(strings.Builder), readLine: s.readLine}
+		res, err := p.elicit(context.Background(), form)
+		if err != nil || res.Action != c.want || res.Content != nil {
+			t.Errorf("answers %q: got %+v, %v; want %s", c.answers, res, err, c.want)
+		}
+	}
+}
+
+func TestElicitPrompterURL(t *testing.T) {
+	req := &mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.test/login", ElicitationID: "e1"}
+	var out strings.Builder
+	p := &elicitPrompter{out: &out, readLine: (&script{answers: []string{""}}).readLine}
+	if res, err := p.elicit(context.Background(), req); err != nil || res.Action != mcp.ElicitAccept {
+		t.Fatalf("Enter: got %+v, %v; want accept", res, err)
+	}
+	if !strings.Contains(out.String(), "https://example.test/login") {
+		t.Fatalf("the URL is not shown:\n%s", out.String())
+	}
+	// The server reports the elicitation complete while the prompt waits:
+	// the SDK ends the handler's context with ErrElicitationComplete.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	p = &elicitPrompter{out: new(strings.Builder), readLine: func(ctx context.Context, _ string) (string, error) {
+		cancel(transport.ErrElicitationComplete)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}}
+	if res, err := p.elicit(ctx, req); err != nil || res.Action != mcp.ElicitAccept {
+		t.Fatalf("completed by the server: got %+v, %v; want accept", res, err)
+	}
+	// The request ends otherwise (the call was cancelled): no answer.
+	ctx, cancel2 := context.WithCancel(context.Background())
+	p = &elicitPrompter{out: new(strings.Builder), readLine: func(ctx context.Context, _ string) (string, error) {
+		cancel2()
+		return "", ctx.Err()
+	}}
+	if res, err := p.elicit(ctx, req); err == nil {
+		t.Fatalf("request ended: got %+v, want an error", res)
+	}
+}
+
+func TestStdinLinesGivesUpWithItsContext(t *testing.T) {
+	r := strings.NewReader("first\n")
+	var out strings.Builder
+	s := &stdinLines{r: r, out: &out}
+	line, err := s.readLine(context.Background(), "a: ")
+	if err != nil || line != "first" {
+		t.Fatalf("got %q, %v", line, err)
+	}
+	if _, err := s.readLine(context.Background(), "b: "); err != errRefused {
+		t.Fatalf("at the end of input: %v, want errRefused", err)
+	}
+	if out.String() != "a: b: " {
+		t.Fatalf("prompts shown: %q", out.String())
+	}
+	// A terminal nobody types at: the prompt gives up with its context,
+	// and the reading goroutine ends with the input.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (&stdinLines{r: pr, out: new(strings.Builder)}).readLine(ctx, "c: "); err != context.Canceled {
+		t.Fatalf("with its context ended: %v", err)
+	}
+}
