@@ -182,6 +182,50 @@ func TestCallElicitationPTY(t *testing.T) {
 	}
 }
 
+// TestCallURLElicitationPTY: a URL elicitation is shown at the terminal
+// and answered with Enter or !decline, on the request path
+// (elicitation/create in URL mode) and on the error path (-32042, which
+// the SDK answers through the same prompt and then retries the call).
+func TestCallURLElicitationPTY(t *testing.T) {
+	node, args := everything(t)
+	call := func(t *testing.T, toolArgs ...string) (*ptyScreen, func(string), <-chan struct{}, *error) {
+		argv := append([]string{"call", "--stdio", "'" + node + "' '" + strings.Join(args, "' '") + "'", "trigger-url-elicitation"}, toolArgs...)
+		cmd := exec.Command(takoCLI(t), argv...)
+		cmd.Env = append(os.Environ(), "TERM=xterm")
+		return onPTY(t, cmd)
+	}
+	wait := func(t *testing.T, exited <-chan struct{}, waitErr *error) {
+		t.Helper()
+		select {
+		case <-exited:
+			if *waitErr != nil {
+				t.Fatalf("tako call exited with %v", *waitErr)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("tako call did not exit within 30s of its answer")
+		}
+	}
+	t.Run("ErrorPath", func(t *testing.T) {
+		screen, typeText, exited, waitErr := call(t, "url=https://example.test/done", "errorPath=true")
+		screen.expect(t, "open this page: https://modelcontextprotocol.io")
+		screen.expect(t, "Press Enter when done")
+		typeText("\r")
+		screen.expect(t, "open this page: https://example.test/done")
+		screen.expect(t, "Press Enter when done")
+		typeText("\r")
+		screen.expect(t, "User completed the URL elicitation flow")
+		wait(t, exited, waitErr)
+	})
+	t.Run("Decline", func(t *testing.T) {
+		screen, typeText, exited, waitErr := call(t, "url=https://example.test/no")
+		screen.expect(t, "open this page: https://example.test/no")
+		screen.expect(t, "Press Enter when done")
+		typeText("!decline\r")
+		screen.expect(t, "User declined to open the URL")
+		wait(t, exited, waitErr)
+	})
+}
+
 func TestShellPTY(t *testing.T) {
 	node, args := everything(t)
 	cmd := exec.Command(takoCLI(t), "shell", "--log-level", "debug", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'")
