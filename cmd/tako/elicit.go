@@ -77,14 +77,14 @@ func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mc
 			}
 			if line == "" {
 				if f.required && f.def == nil {
-					fmt.Fprintf(p.out, "  %s is required.\n", f.name)
+					fmt.Fprintf(p.out, "  %s is required.\n", oneLine(f.name))
 					continue
 				}
 				break // the SDK fills in the default
 			}
 			v, err := f.parse(line)
 			if err != nil {
-				fmt.Fprintf(p.out, "  %v\n", err)
+				fmt.Fprintf(p.out, "  %s\n", oneLine(err.Error()))
 				continue
 			}
 			content[f.name] = v
@@ -97,7 +97,7 @@ func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mc
 // url shows a URL elicitation and waits for the person, or for the server
 // to report it complete.
 func (p *elicitPrompter) url(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	fmt.Fprintf(p.out, "The server asks you to open this page: %s\n%s\n", req.URL, oneLine(req.Message))
+	fmt.Fprintf(p.out, "The server asks you to open this page: %s\n%s\n", oneLine(req.URL), oneLine(req.Message))
 	line, err := p.readLine(ctx, "Press Enter when done (!decline, !cancel): ")
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), transport.ErrElicitationComplete):
@@ -228,9 +228,9 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 // prompt is the line that asks for f, with its choices listed first.
 func (f *formField) prompt() string {
 	var b strings.Builder
-	label := f.name
+	label := oneLine(f.name)
 	if f.title != "" && f.title != f.name {
-		label += " (" + f.title + ")"
+		label += " (" + oneLine(f.title) + ")"
 	}
 	if f.description != "" {
 		label += ": " + oneLine(f.description)
@@ -238,9 +238,9 @@ func (f *formField) prompt() string {
 	if len(f.choices) > 0 {
 		b.WriteString("  " + label + "\n")
 		for i, c := range f.choices {
-			fmt.Fprintf(&b, "    %d. %s", i+1, c.value)
+			fmt.Fprintf(&b, "    %d. %s", i+1, oneLine(c.value))
 			if c.label != "" {
-				fmt.Fprintf(&b, " (%s)", c.label)
+				fmt.Fprintf(&b, " (%s)", oneLine(c.label))
 			}
 			b.WriteString("\n")
 		}
@@ -254,16 +254,16 @@ func (f *formField) prompt() string {
 	b.WriteString(label)
 	var notes []string
 	if f.typ != "" && f.typ != "string" && !f.multi {
-		notes = append(notes, f.typ)
+		notes = append(notes, oneLine(f.typ))
 	}
 	if f.format != "" {
-		notes = append(notes, f.format)
+		notes = append(notes, oneLine(f.format))
 	}
 	if f.required {
 		notes = append(notes, "required")
 	}
 	if f.def != nil {
-		notes = append(notes, "default "+string(f.def))
+		notes = append(notes, "default "+oneLine(string(f.def)))
 	}
 	if len(notes) > 0 {
 		b.WriteString(" [" + strings.Join(notes, ", ") + "]")
@@ -326,10 +326,16 @@ func (f *formField) pick(s string) (string, error) {
 	return "", fmt.Errorf("%s wants one of the choices listed (a number or a value), not %q", f.name, s)
 }
 
-// oneLine keeps a server's text on one line of the terminal.
+// oneLine is a server's text as the terminal shows it: on one line, cut
+// at maxShown runes, and with control characters made spaces, so that a
+// server cannot write escape sequences to the person's terminal (move the
+// cursor over a prompt, set the clipboard).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return truncate(cleanLine(s), maxShown)
 }
+
+// maxShown bounds each piece of a server's text in a prompt.
+const maxShown = 500
 
 // stdinLines reads lines from r on a goroutine of its own, started at the
 // first prompt, so that a prompt can give up when its request ends; it

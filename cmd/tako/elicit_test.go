@@ -161,3 +161,25 @@ func TestStdinLinesGivesUpWithItsContext(t *testing.T) {
 		t.Fatalf("with its context ended: %v", err)
 	}
 }
+
+// TestElicitPrompterShowsNoEscapes: everything a server writes into a form
+// reaches the terminal without its control characters, so a hostile
+// server cannot rewrite the screen or set the clipboard (OSC 52).
+func TestElicitPrompterShowsNoEscapes(t *testing.T) {
+	const esc = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u009b31m"
+	schema := `{"type":"object","properties":{"a` + `\u001b[1A":{"type":"string","title":"T` + `\u001b[H","description":"D\u0007\u009b","enum":["x\u001b[0m"],"enumNames":["L\u001b]0;title\u0007"],"default":"x\u001b[0m"}}}`
+	var out strings.Builder
+	s := &script{answers: []string{"1"}}
+	p := &elicitPrompter{out: &out, readLine: s.readLine}
+	if _, err := p.elicit(context.Background(), &mcp.ElicitParams{Message: "m" + esc, RequestedSchema: json.RawMessage(schema)}); err != nil {
+		t.Fatal(err)
+	}
+	url := &mcp.ElicitParams{Mode: "url", Message: esc, URL: "https://example.test/" + esc}
+	if _, err := p.elicit(context.Background(), url); err != nil {
+		t.Fatal(err)
+	}
+	shown := out.String() + strings.Join(s.prompts, "")
+	if strings.ContainsAny(shown, "\x1b\x07\u009b") {
+		t.Fatalf("a control character reached the terminal: %q", shown)
+	}
+}
