@@ -53,6 +53,10 @@ func (p *elicitPrompter) handlers() transport.Handlers {
 func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ctx.Err() != nil {
+		// The request ended while another form had the terminal.
+		return nil, context.Cause(ctx)
+	}
 	if req.Mode == "url" {
 		return p.url(ctx, req)
 	}
