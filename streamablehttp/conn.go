@@ -198,11 +198,14 @@ const MaxAuthRetries = 3
 // documentation and the design note in conn.go.
 type Conn struct {
 	endpoint *url.URL
-	client   *http.Client
-	own      *http.Transport // closed on Close when the Conn made it
-	opts     Options
-	log      *slog.Logger
-	maxSize  int
+	// endpointStr is endpoint as a string, made once: each request is made
+	// from one.
+	endpointStr string
+	client      *http.Client
+	own         *http.Transport // closed on Close when the Conn made it
+	opts        Options
+	log         *slog.Logger
+	maxSize     int
 
 	ctx    context.Context // the Conn's life: cancelled by Close
 	cancel context.CancelFunc
@@ -247,7 +250,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &Conn{endpoint: u, tools: make(map[string][]paramHeader)}
+	c := &Conn{endpoint: u, endpointStr: u.String(), tools: make(map[string][]paramHeader)}
 	if opts != nil {
 		c.opts = *opts
 	}

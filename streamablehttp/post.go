@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -39,6 +40,8 @@ type request struct {
 	// answered is set when the response, or an error for the request, has
 	// been read: nothing more is owed to the engine than queueing it.
 	answered atomic.Bool
+	// queued is set when the response has been handed on (queueResponse).
+	queued atomic.Bool
 	// response is the response read on the request's SSE stream, held
 	// until the stream ends (finish). Only the stream's goroutine uses it.
 	response *mcp.Message
@@ -147,11 +150,13 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 		}
 		// The trace goes into the context the request is made with: set
 		// afterwards, WithContext would copy the whole request.
-		var reused bool
-		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
-		})
-		req, err := http.NewRequestWithContext(tctx, method, u.String(), rd)
+		rt := getReuseTrace(ctx)
+		tctx := httptrace.WithClientTrace(ctx, &rt.trace)
+		target := c.endpointStr
+		if u != c.endpoint {
+			target = u.String()
+		}
+		req, err := http.NewRequestWithContext(tctx, method, target, rd)
 		if err != nil {
 			return nil, fmt.Errorf("mcp http: %w", err)
 		}
@@ -170,6 +175,8 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			}
 		}
 		resp, err := c.client.Do(req)
+		reused := rt.reused
+		rt.release()
 		if err != nil && reused && !staleRetried && ctx.Err() == nil && staleConn(err) {
 			// A kept-alive connection the server had closed (it
 			// restarted, or timed the connection out) before reading the
@@ -210,6 +217,43 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			WWWAuthenticate: resp.Header.Get("Www-Authenticate"),
 			Cause:           cause,
 		}
+	}
+}
+
+// reuseTrace records whether a request went out on a kept-alive
+// connection, which decides whether a failure is retried (do). One is taken
+// from a pool per attempt and given back once Do has returned: net/http
+// calls GotConn while it picks the connection, before Do returns, and no
+// hook later. A context that already carries a trace of the caller's gets a
+// fresh one, since WithClientTrace then writes the caller's hooks into it.
+type reuseTrace struct {
+	trace  httptrace.ClientTrace
+	reused bool
+	pooled bool
+}
+
+var reuseTraces = sync.Pool{New: func() any {
+	rt := &reuseTrace{pooled: true}
+	rt.trace.GotConn = rt.gotConn
+	return rt
+}}
+
+func getReuseTrace(ctx context.Context) *reuseTrace {
+	if httptrace.ContextClientTrace(ctx) != nil {
+		rt := &reuseTrace{}
+		rt.trace.GotConn = rt.gotConn
+		return rt
+	}
+	rt := reuseTraces.Get().(*reuseTrace)
+	rt.reused = false
+	return rt
+}
+
+func (rt *reuseTrace) gotConn(info httptrace.GotConnInfo) { rt.reused = info.Reused }
+
+func (rt *reuseTrace) release() {
+	if rt.pooled {
+		reuseTraces.Put(rt)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -274,6 +273,14 @@ const (
 	maxDrain  = 64 << 10
 )
 
+// queueResponse queues r's response for the engine, once, whichever of
+// finish and its timer comes first.
+func (c *Conn) queueResponse(r *request) {
+	if r.queued.CompareAndSwap(false, true) {
+		c.q.push(item{msg: r.response})
+	}
+}
+
 // finish ends the stream of r once its response has been read: it lets go
 // of the call's context and reads what is left, bounded, and queues the
 // response when the stream has ended or after endWait, whichever is first.
@@ -291,8 +298,6 @@ const (
 // lingerWait per response.
 func (c *Conn) finish(r *request, body io.Reader) {
 	r.detach()
-	var once sync.Once
-	queue := func() { once.Do(func() { c.q.push(item{msg: r.response}) }) }
 	wait := endWait
 	if c.lingers.Load() {
 		wait = lingerWait
@@ -302,12 +307,12 @@ func (c *Conn) finish(r *request, body io.Reader) {
 	// waited, and is not stopped: runRequest cancels r as soon as finish
 	// returns, so a late cut does nothing.
 	t := time.AfterFunc(wait, func() {
-		queue()
+		c.queueResponse(r)
 		time.AfterFunc(drainWait-wait, r.cancel)
 	})
 	_, err := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	t.Stop()
-	queue()
+	c.queueResponse(r)
 	if err != nil && r.ctx.Err() != nil && c.ctx.Err() == nil {
 		c.lingers.Store(true) // cut at drainWait
 	}
