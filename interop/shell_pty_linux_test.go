@@ -139,6 +139,30 @@ func onPTY(t *testing.T, cmd *exec.Cmd) (screen *ptyScreen, typeText func(string
 	return screen, typeText, done, waitErr
 }
 
+// waitExited waits for a tako started by onPTY to exit, successfully.
+func waitExited(t *testing.T, what string, exited <-chan struct{}, waitErr *error) {
+	t.Helper()
+	select {
+	case <-exited:
+		if *waitErr != nil {
+			t.Fatalf("%s exited with %v", what, *waitErr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not exit within 30s", what)
+	}
+}
+
+// callOnPTY runs tako call TOOL ARGS... against server-everything over
+// stdio, on a pseudo-terminal.
+func callOnPTY(t *testing.T, tool string, toolArgs ...string) (*ptyScreen, func(string), <-chan struct{}, *error) {
+	t.Helper()
+	node, args := everything(t)
+	argv := append([]string{"call", "--stdio", "'" + node + "' '" + strings.Join(args, "' '") + "'", tool}, toolArgs...)
+	cmd := exec.Command(takoCLI(t), argv...)
+	cmd.Env = append(os.Environ(), "TERM=xterm")
+	return onPTY(t, cmd)
+}
+
 // everythingForm is the order of the fields server-everything's
 // trigger-elicitation-request asks for; each prompt ends with "]: ".
 var everythingForm = []string{"name", "check", "firstLine", "email", "homepage", "birthdate", "integer", "number",
@@ -167,19 +191,9 @@ func answerEverythingForm(t *testing.T, screen *ptyScreen, typeText func(string)
 // so server-everything offers trigger-elicitation-request, and the form
 // it asks is answered at the terminal.
 func TestCallElicitationPTY(t *testing.T) {
-	node, args := everything(t)
-	cmd := exec.Command(takoCLI(t), "call", "--stdio", "'"+node+"' '"+strings.Join(args, "' '")+"'", "trigger-elicitation-request")
-	cmd.Env = append(os.Environ(), "TERM=xterm")
-	screen, typeText, exited, waitErr := onPTY(t, cmd)
+	screen, typeText, exited, waitErr := callOnPTY(t, "trigger-elicitation-request")
 	answerEverythingForm(t, screen, typeText, "Ada")
-	select {
-	case <-exited:
-		if *waitErr != nil {
-			t.Fatalf("tako call exited with %v", *waitErr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("tako call did not exit within 30s of its answer")
-	}
+	waitExited(t, "tako call", exited, waitErr)
 }
 
 // TestCallURLElicitationPTY: a URL elicitation is shown at the terminal
@@ -187,26 +201,8 @@ func TestCallElicitationPTY(t *testing.T) {
 // (elicitation/create in URL mode) and on the error path (-32042, which
 // the SDK answers through the same prompt and then retries the call).
 func TestCallURLElicitationPTY(t *testing.T) {
-	node, args := everything(t)
-	call := func(t *testing.T, toolArgs ...string) (*ptyScreen, func(string), <-chan struct{}, *error) {
-		argv := append([]string{"call", "--stdio", "'" + node + "' '" + strings.Join(args, "' '") + "'", "trigger-url-elicitation"}, toolArgs...)
-		cmd := exec.Command(takoCLI(t), argv...)
-		cmd.Env = append(os.Environ(), "TERM=xterm")
-		return onPTY(t, cmd)
-	}
-	wait := func(t *testing.T, exited <-chan struct{}, waitErr *error) {
-		t.Helper()
-		select {
-		case <-exited:
-			if *waitErr != nil {
-				t.Fatalf("tako call exited with %v", *waitErr)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("tako call did not exit within 30s of its answer")
-		}
-	}
 	t.Run("ErrorPath", func(t *testing.T) {
-		screen, typeText, exited, waitErr := call(t, "url=https://example.test/done", "errorPath=true")
+		screen, typeText, exited, waitErr := callOnPTY(t, "trigger-url-elicitation", "url=https://example.test/done", "errorPath=true")
 		screen.expect(t, "open this page: https://modelcontextprotocol.io")
 		screen.expect(t, "Press Enter when done")
 		typeText("\r")
@@ -214,15 +210,15 @@ func TestCallURLElicitationPTY(t *testing.T) {
 		screen.expect(t, "Press Enter when done")
 		typeText("\r")
 		screen.expect(t, "User completed the URL elicitation flow")
-		wait(t, exited, waitErr)
+		waitExited(t, "tako call", exited, waitErr)
 	})
 	t.Run("Decline", func(t *testing.T) {
-		screen, typeText, exited, waitErr := call(t, "url=https://example.test/no")
+		screen, typeText, exited, waitErr := callOnPTY(t, "trigger-url-elicitation", "url=https://example.test/no")
 		screen.expect(t, "open this page: https://example.test/no")
 		screen.expect(t, "Press Enter when done")
 		typeText("!decline\r")
 		screen.expect(t, "User declined to open the URL")
-		wait(t, exited, waitErr)
+		waitExited(t, "tako call", exited, waitErr)
 	})
 }
 
@@ -267,14 +263,7 @@ func TestShellPTY(t *testing.T) {
 	screen.expect(t, "everything> ")
 
 	typeText("quit\r")
-	select {
-	case <-exited:
-		if *waitErrp != nil {
-			t.Fatalf("tako shell exited with %v", *waitErrp)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("tako shell did not exit within 30s of quit")
-	}
+	waitExited(t, "tako shell", exited, waitErrp)
 	for _, pid := range servers {
 		if alive(pid) {
 			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

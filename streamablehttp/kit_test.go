@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -295,15 +294,7 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &bridge{srv: srv, ctx: ctx, sessions: map[string]*bridgeSession{}}
 	hs := httptest.NewUnstartedServer(b)
-	var mu sync.Mutex
-	opened := 0
-	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			mu.Lock()
-			opened++
-			mu.Unlock()
-		}
-	}
+	connsOpened := countConns(hs)
 	hs.Start()
 	defer func() {
 		hs.CloseClientConnections()
@@ -335,10 +326,9 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
 	// 16 callers need about 16 connections (plus the GET stream); with 2
 	// idle slots this test opened several hundred.
+	opened := connsOpened()
 	t.Logf("%d calls from %d callers opened %d connections", callers*calls, callers, opened)
 	if opened > 3*callers {
 		t.Errorf("%d calls from %d callers opened %d TCP connections", callers*calls, callers, opened)

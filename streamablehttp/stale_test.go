@@ -12,6 +12,24 @@ import (
 	"github.com/tako-mcp/tako/streamablehttp"
 )
 
+// countConns counts the TCP connections hs accepts; set it before Start.
+func countConns(hs *httptest.Server) func() int {
+	var mu sync.Mutex
+	n := 0
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	}
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
 // TestStaleKeptAliveConnectionIsRetried pins the retry of a message whose
 // kept-alive connection the server closed on reading it (it restarted, or
 // timed the connection out at that moment): net/http does not retry a
@@ -21,7 +39,6 @@ func TestStaleKeptAliveConnectionIsRetried(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		posts int
-		conns int
 		drop  = map[int]bool{} // which POSTs the server hangs up on
 	)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,13 +55,7 @@ func TestStaleKeptAliveConnectionIsRetried(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			mu.Lock()
-			conns++
-			mu.Unlock()
-		}
-	}
+	connsOpened := countConns(srv)
 	srv.Start()
 	defer srv.Close()
 	conn, err := streamablehttp.Dial(context.Background(), srv.URL, nil)
@@ -62,8 +73,9 @@ func TestStaleKeptAliveConnectionIsRetried(t *testing.T) {
 		}
 	}
 	mu.Lock()
-	gotPosts, gotConns := posts, conns
+	gotPosts := posts
 	mu.Unlock()
+	gotConns := connsOpened()
 	if gotPosts != 3 || gotConns != 2 {
 		t.Fatalf("the server saw %d POSTs on %d connections, want 3 on 2 (the second sent again on a new one)", gotPosts, gotConns)
 	}
