@@ -25,7 +25,9 @@ import (
 // the handler's context then ends with cause ErrElicitationComplete, so a
 // handler may show the URL and simply wait on ctx.Done() for the server to
 // say the user is done (a "done" button racing it is the manual control
-// the spec asks for). A decline or cancel ends the call with a
+// the spec asks for). The handler of a server's elicitation/create in URL
+// mode gets the same context: it ends with that cause when the server
+// reports the elicitation complete. A decline or cancel ends the call with a
 // *URLElicitationError; a second -32042 is returned as it is. Without a
 // handler, or without URL mode, the -32042 reaches the caller, whose
 // *mcp.Error has URLElicitations.
@@ -155,18 +157,34 @@ func (s *Session) elicitationCompleted(params json.RawMessage) {
 }
 
 // noteElicitation records the id of a URL-mode elicitation/create before
-// its handler runs, so that a completion racing the answer is not lost.
-func (s *Session) noteElicitation(msg *mcp.Message) {
+// its handler runs, so that a completion racing the answer is not lost, and
+// returns the record (nil for any other request). The handler's context
+// ends with it: when the server reports the elicitation complete, the
+// handler, which may be waiting for the user to come back from the page,
+// sees cause ErrElicitationComplete, as in the -32042 dance.
+func (s *Session) noteElicitation(msg *mcp.Message) *elicitation {
 	if msg.Method != mcp.MethodElicitationCreate {
-		return
+		return nil
 	}
 	var p struct {
 		Mode          string `json:"mode"`
 		ElicitationID string `json:"elicitationId"`
 	}
 	if json.Unmarshal(msg.Params, &p) == nil && p.Mode == mcp.ElicitModeURL && p.ElicitationID != "" {
-		s.elicits.track(p.ElicitationID)
+		return s.elicits.track(p.ElicitationID)
 	}
+	return nil
+}
+
+// endsWith returns ctx ending also when e does, with e's cause; stop
+// releases what ties them. A nil e leaves ctx as it is.
+func endsWith(ctx context.Context, e *elicitation) (context.Context, func()) {
+	if e == nil {
+		return ctx, func() {}
+	}
+	hctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(e.ctx, func() { cancel(context.Cause(e.ctx)) })
+	return hctx, func() { stop(); cancel(nil) }
 }
 
 // noteURLElicitations records the ids of a -32042 error as the reader

@@ -112,3 +112,57 @@ func TestURLElicitationWithoutURLMode(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestURLElicitationCreateEndsOnCompletion: a server's elicitation/create
+// in URL mode gets a handler whose context ends with cause
+// ErrElicitationComplete once the server reports that elicitation
+// complete, so a handler waiting for the user to come back from the page
+// answers then; the answer is still sent. A fake peer: no real server
+// sends the notification.
+func TestURLElicitationCreateEndsOnCompletion(t *testing.T) {
+	answers := make(chan *mcp.Message, 1)
+	f, conn := startFake(t, legacy(mcp.Version20251125, func(m *mcp.Message) *mcp.Message {
+		if m.IsResponse() {
+			answers <- m
+			return nil
+		}
+		return rpcError(m.ID, mcp.CodeMethodNotFound, "no", "")
+	}))
+	started := make(chan struct{})
+	connect(t, conn, &transport.Options{Handlers: transport.Handlers{
+		ElicitationURL: true,
+		Elicitation: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			close(started)
+			<-ctx.Done()
+			if !errors.Is(context.Cause(ctx), transport.ErrElicitationComplete) {
+				return nil, context.Cause(ctx)
+			}
+			return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
+		},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := &mcp.Message{ID: mcp.StringID("el-1"), Method: mcp.MethodElicitationCreate,
+		Params: json.RawMessage(`{"mode":"url","message":"log in","url":"https://example.com/login","elicitationId":"e7"}`)}
+	if err := f.conn.Write(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the handler was not called")
+	}
+	done := &mcp.Message{Method: mcp.NotificationElicitationComplete, Params: json.RawMessage(`{"elicitationId":"e7"}`)}
+	if err := f.conn.Write(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-answers:
+		var res mcp.ElicitResult
+		if m.ID != req.ID || m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.Action != mcp.ElicitAccept {
+			t.Fatalf("answer %+v (result %s), want accept for %s", m, m.Result, req.ID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the elicitation was not answered after its completion")
+	}
+}

@@ -37,7 +37,7 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 	s.handlers[key] = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
-	s.noteElicitation(msg)
+	tracked := s.noteElicitation(msg)
 	go func() {
 		defer s.wg.Done()
 		defer func() {
@@ -52,7 +52,9 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 		if s.serveAsTask(msg) {
 			result, err = s.serveTaskRequest(ctx, msg)
 		} else {
-			result, err = s.opts.Handlers.Serve(ctx, msg.Method, msg.Params)
+			hctx, stop := endsWith(ctx, tracked)
+			result, err = s.opts.Handlers.Serve(hctx, msg.Method, msg.Params)
+			stop()
 		}
 		var contentErr *ElicitationContentError
 		if errors.As(err, &contentErr) {
