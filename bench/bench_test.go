@@ -36,12 +36,15 @@ func forEachClient(b *testing.B, fn func(b *testing.B, x bench)) {
 // open starts the server and a client against it. Both are closed when the
 // benchmark function returns (testing runs Cleanup after each run of it),
 // outside the timed region.
-func open(b *testing.B, x bench) client {
+func open(b *testing.B, x bench) client { return openWithTools(b, x, 0) }
+
+// openWithTools is open against a server that offers tools extra tools.
+func openWithTools(b *testing.B, x bench, tools int) client {
 	b.Helper()
 	bins := testBins(b)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	ep, err := x.t.Serve(ctx, bins, 0)
+	ep, err := x.t.Serve(ctx, bins, tools)
 	if err != nil {
 		b.Fatalf("server: %v", err)
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"runtime"
 	"testing"
 )
@@ -13,24 +12,9 @@ import (
 func BenchmarkListTools2002(b *testing.B) {
 	const tools = 2000
 	forEachClient(b, func(b *testing.B, x bench) {
-		bins := testBins(b)
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		c := openWithTools(b, x, tools)
+		ctx, cancel := callContext()
 		defer cancel()
-		ep, err := x.t.Serve(ctx, bins, tools)
-		if err != nil {
-			b.Fatalf("server: %v", err)
-		}
-		b.Cleanup(func() { ep.Close() })
-		c, err := x.k.start(ctx, ep)
-		if err != nil {
-			b.Fatalf("%s: start: %v", x.k.name, err)
-		}
-		b.Cleanup(func() {
-			if err := c.Close(); err != nil {
-				b.Logf("%s: close: %v", x.k.name, err)
-			}
-			CloseIdleHTTP()
-		})
 		b.ReportAllocs()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
