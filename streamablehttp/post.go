@@ -232,17 +232,17 @@ type reuseTrace struct {
 	pooled bool
 }
 
-var reuseTraces = sync.Pool{New: func() any {
-	rt := &reuseTrace{pooled: true}
+var reuseTraces = sync.Pool{New: func() any { return newReuseTrace(true) }}
+
+func newReuseTrace(pooled bool) *reuseTrace {
+	rt := &reuseTrace{pooled: pooled}
 	rt.trace.GotConn = rt.gotConn
 	return rt
-}}
+}
 
 func getReuseTrace(ctx context.Context) *reuseTrace {
 	if httptrace.ContextClientTrace(ctx) != nil {
-		rt := &reuseTrace{}
-		rt.trace.GotConn = rt.gotConn
-		return rt
+		return newReuseTrace(false)
 	}
 	rt := reuseTraces.Get().(*reuseTrace)
 	rt.reused = false

@@ -73,11 +73,8 @@ func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mc
 				return p.refused(ctx, err)
 			}
 			line = strings.TrimSpace(line)
-			switch line {
-			case "!decline":
-				return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
-			case "!cancel":
-				return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+			if res := refusal(line); res != nil {
+				return res, nil
 			}
 			if line == "" {
 				if f.required && f.def == nil {
@@ -110,13 +107,22 @@ func (p *elicitPrompter) url(ctx context.Context, req *mcp.ElicitParams) (*mcp.E
 	case err != nil:
 		return p.refused(ctx, err)
 	}
-	switch strings.TrimSpace(line) {
-	case "!decline":
-		return &mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
-	case "!cancel":
-		return &mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+	if res := refusal(strings.TrimSpace(line)); res != nil {
+		return res, nil
 	}
 	return &mcp.ElicitResult{Action: mcp.ElicitAccept}, nil
+}
+
+// refusal is the answer a typed !decline or !cancel gives, nil for any
+// other line.
+func refusal(line string) *mcp.ElicitResult {
+	switch line {
+	case "!decline":
+		return &mcp.ElicitResult{Action: mcp.ElicitDecline}
+	case "!cancel":
+		return &mcp.ElicitResult{Action: mcp.ElicitCancel}
+	}
+	return nil
 }
 
 // refused answers a form whose prompt could not be read: cancelled when
