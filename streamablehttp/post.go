@@ -353,7 +353,8 @@ const getOpenWait = time.Second
 // (readAnswer). Doing the POST here rather than on the stream goroutine
 // saves the caller a hand-off there and one back for the headers.
 func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transport.RequestInfo, body []byte) error {
-	rctx, cancel := context.WithCancel(c.ctx)
+	rctx, cancelCause := context.WithCancelCause(c.ctx)
+	cancel := func() { cancelCause(nil) }
 	modern := info != nil && info.Modern
 	if info == nil {
 		c.mu.Lock()
@@ -363,7 +364,9 @@ func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transpor
 	r := &request{id: msg.ID, method: msg.Method, modern: modern, ctx: rctx, cancel: cancel}
 	// Until its response is in, the stream lives no longer than the call
 	// that wrote it: abandoning the call closes it (the 2026 cancellation).
-	r.detach = context.AfterFunc(ctx, cancel)
+	// Its cause is the call's (a deadline stays a deadline): an auth layer
+	// that waits for a person tells the one from a person giving up.
+	r.detach = context.AfterFunc(ctx, func() { cancelCause(context.Cause(ctx)) })
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -379,7 +382,8 @@ func (c *Conn) postRequest(ctx context.Context, msg *mcp.Message, info *transpor
 	if resp == nil {
 		r.detach()
 		c.wg.Done()
-		if err != nil && ctx.Err() != nil {
+		var pending transport.AuthWaiter
+		if err != nil && ctx.Err() != nil && !errors.As(err, &pending) {
 			return context.Cause(ctx)
 		}
 		return err

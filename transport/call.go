@@ -70,14 +70,32 @@ func (s *Session) call(ctx context.Context, method string, params json.RawMessag
 // handlers could satisfy, one retry (elicit_url.go). answered reports that
 // the result came from a round that carried input responses, or from the
 // retry after the user's interaction: neither may be cached.
+//
+// Options.CallTimeout, the engine's own clock, bounds the server, not a
+// person: a call it ended while an authorization was still under way (a
+// login in the browser, an AuthWaiter) waits for that under the caller's
+// context and is sent again with a fresh timeout.
 func (s *Session) callRounds(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (res json.RawMessage, answered bool, err error) {
-	if s.opts.CallTimeout > 0 {
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
-			defer cancel()
+	if s.opts.CallTimeout <= 0 {
+		return s.callRoundsOnce(ctx, method, params, info)
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return s.callRoundsOnce(ctx, method, params, info)
+	}
+	for waits := 0; ; waits++ {
+		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+		res, answered, err = s.callRoundsOnce(cctx, method, params, info)
+		cancel()
+		if waits == maxAuthWaits {
+			return res, answered, err
+		}
+		if again, werr := waitForAuth(ctx, err); !again {
+			return res, answered, werr
 		}
 	}
+}
+
+func (s *Session) callRoundsOnce(ctx context.Context, method string, params json.RawMessage, info *RequestInfo) (res json.RawMessage, answered bool, err error) {
 	res, answered, err = s.callOnce(ctx, method, params, info)
 	if rpcErr, required := missingCapability(err); rpcErr != nil {
 		// Once: a server that refuses the re-sent request as well gets the

@@ -46,12 +46,26 @@ func (s *Session) handshake(ctx context.Context) error {
 // handshake is over (the server is modern, or its answer already led to
 // initialize), done=false and no error when the server looks legacy and
 // initialize should follow.
+//
+// ProbeTimeout bounds a silent server, not a person: a probe it ended while
+// an authorization was under way (an AuthWaiter: a login in the browser)
+// waits for the authorization under ctx and is sent again.
 func (s *Session) discover(ctx context.Context, version string, pinned bool) (done bool, err error) {
+	waits := 0
 	for attempt := 0; attempt < 2; attempt++ {
 		s.setModern(version)
 		pctx, cancel := context.WithTimeout(ctx, s.opts.ProbeTimeout)
 		res, err := s.roundTrip(pctx, mcp.MethodDiscover, nil, true, nil)
 		cancel()
+		if err != nil && waits < maxAuthWaits {
+			again, werr := waitForAuth(ctx, err)
+			if again {
+				waits++
+				attempt--
+				continue
+			}
+			err = werr
+		}
 		if err == nil {
 			var r mcp.DiscoverResult
 			if err := json.Unmarshal(res, &r); err != nil {
