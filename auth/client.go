@@ -19,24 +19,35 @@ package auth
 // names its issuer and is only used with it), so a move means a new
 // registration and never a token or client id shown to the wrong server.
 //
-// One authorization runs at a time (flow): concurrent requests that all
-// get a 401 wait for the first one's authorization and then find a token
-// that differs from the one they were refused with, and are retried
-// without a second flow. A refresh takes the same lock.
+// Two clocks. A request's context is the request's clock: a probe of three
+// seconds, a call's deadline. A login is a person's: typing a password,
+// finding a phone, reading a consent page. So an authorization runs as an
+// attempt of its own (attempt.go), on a context that keeps the request's
+// values but not its deadline, bounded by Config.LoginTimeout; the
+// requests that were refused wait for it as long as their contexts allow.
+// One that gives up by its deadline gets a *LoginPendingError, which can
+// wait for the login (the engine does, for its own short timeouts), and
+// the next refused request joins the attempt instead of starting another;
+// one that is cancelled (Ctrl-C), when no other request waits, ends it.
 //
-// Loops are bounded twice: the transport re-sends one request at most
-// streamablehttp.MaxAuthRetries times, and the Client runs at most
-// MaxAttempts authorizations for the same scopes at the same server within
-// AttemptWindow (the conformance suite's scope-retry-limit), then returns
-// ErrStepUpLimit.
+// One authorization or refresh runs at a time: in a process through the
+// flow lock (a channel, so that waiting for it honours the caller's
+// context), and across processes that share a LockingStore through the
+// store's lock, under which the store is read again before a refresh: a
+// refresh token another process has already redeemed is not sent twice.
 //
-// Token mechanics are golang.org/x/oauth2's: the authorization URL with
-// PKCE, the code exchange, the token response's parsing and error type,
-// client authentication in the header or the body. Requests x/oauth2 has
-// no call for (refresh with a resource indicator, client credentials with
-// an assertion, token exchange, JWT bearer) go through its
-// clientcredentials package, whose endpoint parameters may set the grant
-// type. JWTs (client assertions, DPoP proofs) are signed with go-jose.
+// Loops are bounded: the transport re-sends one request at most
+// streamablehttp.MaxAuthRetries times; the Client runs at most MaxAttempts
+// authorizations, or refreshes answering a refusal, for the same scopes at
+// the same server within AttemptWindow, and at most MaxAttempts step-ups
+// per resource, then returns ErrStepUpLimit; a refresh token the server
+// refused is not sent again; discovery fetches a bounded number of
+// documents per challenge; every document and answer has a size limit.
+//
+// The token endpoint is spoken to directly (token.go), so that its answers
+// are parsed as strictly as a hostile server requires; golang.org/x/oauth2
+// builds the authorization URL and the PKCE verifier. JWTs (client
+// assertions, DPoP proofs) are signed with go-jose.
 
 import (
 	"context"
@@ -47,10 +58,15 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tako-mcp/tako/streamablehttp"
 )
+
+// DefaultLoginTimeout bounds one authorization, the user's part included,
+// when Config.LoginTimeout is zero.
+const DefaultLoginTimeout = 5 * time.Minute
 
 // Client authorizes requests to one MCP server. Create it with New; it is
 // safe for concurrent use. Plug it into Streamable HTTP with
@@ -61,11 +77,13 @@ type Client struct {
 	server    *url.URL
 	canonical string // the store key: the canonical server URI
 	f         *fetcher
-	dp        *dpop // nil without Config.DPoP
+	dp        atomic.Pointer[dpop] // nil without DPoP
 	store     TokenStore
 	log       *slog.Logger
 
-	flow sync.Mutex // one authorization or refresh at a time
+	// flow holds one token: taken (lockFlow) by the authorization or
+	// refresh in progress.
+	flow chan struct{}
 
 	mu       sync.Mutex
 	loaded   bool
@@ -73,10 +91,17 @@ type Client struct {
 	md       *ServerMetadata // of rec.Issuer, once discovered
 	scopes   []string        // the scopes last requested
 	attempts map[string][]time.Time
+	stepUps  []time.Time
+	pending  *attempt // the authorization under way, if any
 
 	failed      error // the last authorization's error, if it failed
 	failedToken string
 	failedAt    time.Time
+
+	// deadRefresh is the digest of the refresh token the server last
+	// refused, and deadErr why: it is not sent again.
+	deadRefresh string
+	deadErr     error
 }
 
 // New returns a Client for the MCP server at serverURL.
@@ -99,7 +124,7 @@ func New(serverURL string, cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{server: u, canonical: canon, attempts: map[string][]time.Time{}}
+	c := &Client{server: u, canonical: canon, attempts: map[string][]time.Time{}, flow: make(chan struct{}, 1)}
 	if cfg != nil {
 		c.cfg = *cfg
 	}
@@ -121,6 +146,9 @@ func New(serverURL string, cfg *Config) (*Client, error) {
 	if c.cfg.RefreshBefore <= 0 {
 		c.cfg.RefreshBefore = 30 * time.Second
 	}
+	if c.cfg.LoginTimeout <= 0 {
+		c.cfg.LoginTimeout = DefaultLoginTimeout
+	}
 	if c.cfg.ApplicationType == "" {
 		c.cfg.ApplicationType = "native"
 	}
@@ -131,9 +159,11 @@ func New(serverURL string, cfg *Config) (*Client, error) {
 		c.cfg.LegacyProtocolVersion = "2025-03-26"
 	}
 	if c.cfg.DPoP {
-		if c.dp, err = newDPoP(c.cfg.DPoPKey); err != nil {
+		d, err := newDPoP(c.cfg.DPoPKey)
+		if err != nil {
 			return nil, err
 		}
+		c.dp.Store(d)
 	}
 	return c, nil
 }
@@ -142,6 +172,11 @@ func withScheme(u *url.URL, scheme string) *url.URL {
 	v := *u
 	v.Scheme = scheme
 	return &v
+}
+
+// Format prints the Client without a token or secret, for every verb.
+func (c *Client) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "auth.Client{%s}", c.canonical)
 }
 
 // Resource is the canonical URI of the server, the key tokens are stored
@@ -153,23 +188,71 @@ func (c *Client) StreamableHTTP() streamablehttp.Auth {
 	return streamablehttp.Auth{Authorize: c.AuthorizeRequest, OnUnauthorized: c.HandleUnauthorized}
 }
 
+// lockFlow takes the flow lock, or returns when ctx ends first.
+func (c *Client) lockFlow(ctx context.Context) error {
+	select {
+	case c.flow <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (c *Client) tryLockFlow() bool {
+	select {
+	case c.flow <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Client) unlockFlow() { <-c.flow }
+
+// margin is how long before its expiry tok is refreshed: RefreshBefore,
+// but never more than a quarter of the token's lifetime, so that a token
+// that lives 20 seconds is refreshed after 15, not on every request.
+func (c *Client) margin(tok *Token) time.Duration {
+	m := c.cfg.RefreshBefore
+	if life := tok.lifetime(); life > 0 && m > life/4 {
+		m = life / 4
+	}
+	return m
+}
+
 // Token returns the current token, refreshed first when it is about to
 // expire and can be; nil when there is none yet (the server's 401 will
-// start the flow). It never starts an interactive flow.
+// start the flow). It never starts an interactive flow. It waits for a
+// refresh (its own or another's) only when the token has expired, and
+// then only as long as ctx allows.
 func (c *Client) Token(ctx context.Context) (*Token, error) {
 	rec := c.current(ctx)
 	if rec == nil || rec.Token == nil {
 		return nil, nil
 	}
-	if rec.Token.validFor(c.cfg.RefreshBefore) {
+	if rec.Token.validFor(c.margin(rec.Token)) {
 		return rec.Token, nil
 	}
-	if rec.Token.RefreshToken != "" {
-		c.flow.Lock()
+	if rec.Token.RefreshToken != "" && !c.refreshRefused(rec.Token) {
+		// A token that still works is used while someone else refreshes
+		// (or logs in); an expired one waits for the lock.
+		if rec.Token.validFor(0) {
+			if !c.tryLockFlow() {
+				return rec.Token, nil
+			}
+		} else if err := c.lockFlow(ctx); err != nil {
+			return nil, err
+		}
 		err := c.refreshCurrent(ctx, rec)
-		c.flow.Unlock()
+		c.unlockFlow()
 		if err == nil {
-			return c.current(ctx).Token, nil
+			if cur := c.current(ctx); cur != nil && cur.Token != nil {
+				return cur.Token, nil
+			}
+			return nil, nil
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
 		}
 		c.log.Debug("auth: refresh failed", "err", err)
 	}
@@ -184,10 +267,14 @@ func (c *Client) Token(ctx context.Context) (*Token, error) {
 func (c *Client) current(ctx context.Context) *Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.currentLocked(ctx)
+}
+
+func (c *Client) currentLocked(ctx context.Context) *Record {
 	if !c.loaded {
 		c.loaded = true
 		if rec, err := c.store.Load(ctx, c.canonical, ""); err == nil {
-			c.rec = rec
+			c.adoptLocked(rec, nil)
 		} else if !errors.Is(err, ErrNotStored) {
 			c.log.Warn("auth: token store", "err", err)
 		}
@@ -195,17 +282,47 @@ func (c *Client) current(ctx context.Context) *Record {
 	return c.rec
 }
 
+// adoptLocked makes rec the record in use, with md its issuer's metadata
+// when known, and the DPoP key its token is bound to.
+func (c *Client) adoptLocked(rec *Record, md *ServerMetadata) {
+	if c.rec == nil || rec.Issuer != c.rec.Issuer {
+		c.md = nil
+	}
+	c.rec = rec
+	if md != nil {
+		c.md = md
+	}
+	if rec.DPoPKey != "" && c.cfg.DPoPKey == nil {
+		if d := c.dp.Load(); d == nil || d.jwk() != rec.DPoPKey.Reveal() {
+			if d, err := dpopFromJWK(rec.DPoPKey.Reveal()); err == nil {
+				c.dp.Store(d)
+			} else {
+				c.log.Warn("auth: the stored DPoP key does not load; the token bound to it cannot be used", "err", err)
+			}
+		}
+	}
+}
+
 // AuthorizeRequest sets req's authorization from the current token:
 // "Authorization: Bearer", or for a DPoP-bound token "Authorization: DPoP"
-// and a fresh DPoP proof. Without a token it sets nothing.
+// and a fresh DPoP proof. Without a token it sets nothing; nor does it to
+// a plain-http request to a host that is not loopback, where the token
+// would travel in clear.
 func (c *Client) AuthorizeRequest(req *http.Request) error {
 	tok, err := c.Token(req.Context())
 	if err != nil || tok == nil {
 		return err
 	}
+	if err := checkEndpoint(req.URL.String(), "MCP server"); err != nil {
+		return err
+	}
 	at := tok.AccessToken.Reveal()
-	if strings.EqualFold(tok.TokenType, "DPoP") && c.dp != nil {
-		p, err := c.dp.proof(req.Method, req.URL, at)
+	if strings.EqualFold(tok.TokenType, "DPoP") {
+		d := c.dp.Load()
+		if d == nil {
+			return fmt.Errorf("auth: the token is DPoP-bound and its key is not here")
+		}
+		p, err := d.proof(req.Method, req.URL, at)
 		if err != nil {
 			return err
 		}
@@ -245,91 +362,19 @@ func (c *Client) GetRequestMetadata(ctx context.Context, _ ...string) (map[strin
 // TLS only, unless Config.GRPCInsecurePlaintext says otherwise.
 func (c *Client) RequireTransportSecurity() bool { return !c.cfg.GRPCInsecurePlaintext }
 
-// HandleUnauthorized acts on a 401 or 403 from the MCP server (resp's body
-// may already be closed; its header and Request are read). It returns nil
-// when new credentials were obtained and the request should be sent
-// again: a DPoP nonce learnt, another request's authorization finished
-// meanwhile, a refresh, or a complete authorization. Otherwise the error
-// says why (errors.Is with the package's sentinels, errors.As with
-// *ProtocolError).
-func (c *Client) HandleUnauthorized(ctx context.Context, resp *http.Response) error {
-	ch, err := ParseResourceChallenge(resp.Header)
-	if err != nil {
-		return err
-	}
-	var reqURL *url.URL
-	if resp.Request != nil {
-		reqURL = resp.Request.URL
-	}
-	if c.dp != nil && reqURL != nil {
-		learnt := c.dp.learnNonce(reqURL, resp.Header)
-		if ch.Error == "use_dpop_nonce" {
-			if learnt {
-				return nil
-			}
-			return fmt.Errorf("auth: the server asks for a DPoP nonce and gives none (or the same again)")
-		}
-	}
-	stepUp := resp.StatusCode == http.StatusForbidden && ch.Error == "insufficient_scope"
-	if resp.StatusCode == http.StatusForbidden && !stepUp {
-		return fmt.Errorf("auth: the server refuses the request (403, %q)", ch.Error)
-	}
-	refused := usedToken(resp.Request)
-
-	c.flow.Lock()
-	defer c.flow.Unlock()
-	c.mu.Lock()
-	lastErr := c.failed
-	recent := lastErr != nil && c.failedToken == refused && time.Since(c.failedAt) < failureMemory
-	c.mu.Unlock()
-	if recent {
-		// The same refusal right after a failed authorization (the
-		// engine trying another handshake on the same server): the
-		// answer has not changed, and the user is not asked twice.
-		return lastErr
-	}
-	if rec := c.current(ctx); !stepUp && rec != nil && rec.Token != nil && rec.Token.AccessToken.Reveal() != refused && rec.Token.validFor(0) {
-		return nil // authorized meanwhile
-	}
-	err = c.authorize(ctx, ch, stepUp, refused)
-	c.mu.Lock()
-	c.failed, c.failedToken, c.failedAt = err, refused, time.Now()
-	c.mu.Unlock()
-	return err
-}
-
-// failureMemory is how long a failed authorization is the answer to the
-// same refusal, so that a transport's or engine's immediate retry (a
-// second handshake) does not start a second flow.
-const failureMemory = 5 * time.Second
-
-// usedToken is the access token a request carried.
-func usedToken(req *http.Request) string {
-	if req == nil {
-		return ""
-	}
-	_, tok, _ := strings.Cut(req.Header.Get("Authorization"), " ")
-	return strings.TrimSpace(tok)
-}
-
-// Logout forgets every registration and token stored for the server.
-func (c *Client) Logout(ctx context.Context) error {
-	c.mu.Lock()
-	c.rec, c.md, c.loaded = nil, nil, true
-	c.mu.Unlock()
-	return c.store.Delete(ctx, c.canonical, "")
-}
-
 // save makes rec the current record and stores it.
 func (c *Client) save(ctx context.Context, rec *Record, md *ServerMetadata) error {
 	rec.Saved = time.Now()
-	c.mu.Lock()
-	c.rec, c.md, c.loaded = rec, md, true
-	c.mu.Unlock()
-	if err := c.store.Save(ctx, rec); err != nil {
-		return err
+	if d := c.dp.Load(); d != nil && rec.Token != nil && strings.EqualFold(rec.Token.TokenType, "DPoP") {
+		rec.DPoPKey = Secret(d.jwk())
+	} else {
+		rec.DPoPKey = ""
 	}
-	return nil
+	c.mu.Lock()
+	c.loaded = true
+	c.adoptLocked(rec, md)
+	c.mu.Unlock()
+	return c.store.Save(ctx, rec)
 }
 
 // countAttempt records one authorization for key and reports whether it
@@ -337,17 +382,23 @@ func (c *Client) save(ctx context.Context, rec *Record, md *ServerMetadata) erro
 func (c *Client) countAttempt(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	keep, ok := c.within(c.attempts[key])
+	c.attempts[key] = keep
+	return ok
+}
+
+// within drops the times outside AttemptWindow and, when fewer than
+// MaxAttempts remain, adds now.
+func (c *Client) within(ts []time.Time) ([]time.Time, bool) {
 	now := time.Now()
 	var keep []time.Time
-	for _, t := range c.attempts[key] {
+	for _, t := range ts {
 		if now.Sub(t) < c.cfg.AttemptWindow {
 			keep = append(keep, t)
 		}
 	}
 	if len(keep) >= c.cfg.MaxAttempts {
-		c.attempts[key] = keep
-		return false
+		return keep, false
 	}
-	c.attempts[key] = append(keep, now)
-	return true
+	return append(keep, now), true
 }

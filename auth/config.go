@@ -75,9 +75,16 @@ type Config struct {
 	// AttemptWindow is the window MaxAttempts counts in; zero means one
 	// minute.
 	AttemptWindow time.Duration
-	// RefreshBefore is how long before expiry a token is refreshed; zero
-	// means 30 seconds.
+	// RefreshBefore is how long before expiry a token is refreshed, at
+	// most a quarter of the token's lifetime; zero means 30 seconds.
 	RefreshBefore time.Duration
+	// LoginTimeout bounds one authorization as a whole: discovery,
+	// registration, the user at the browser (typing a password, a second
+	// factor, a consent page) and the token request. It is the login's
+	// own clock, not the request's: a request that waits for the login
+	// gives up at its own deadline and the login goes on (see
+	// LoginPendingError). Zero means DefaultLoginTimeout (5 minutes).
+	LoginTimeout time.Duration
 
 	// Logger receives diagnostics, never a secret. Nil discards them.
 	Logger *slog.Logger

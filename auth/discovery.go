@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,6 +45,7 @@ type ServerMetadata struct {
 	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported,omitempty"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 	DPoPSigningAlgValuesSupported              []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	RevocationEndpoint                         string   `json:"revocation_endpoint,omitempty"`
 
 	// legacy marks endpoints made up from the 2025-03-26 defaults
 	// (<origin>/authorize, /token, /register) when no metadata exists.
@@ -52,10 +54,21 @@ type ServerMetadata struct {
 
 // fetcher makes the client's metadata requests: each bounded by the
 // caller's context and by a size limit, following redirects only within
-// the same origin.
+// the same origin, and only over TLS or to loopback.
 type fetcher struct {
 	client  *http.Client
 	maxSize int64
+	// left, when not nil, is how many more documents may be fetched
+	// (budgeted): a server's answers choose the URLs, so they must not
+	// choose how many.
+	left *int
+}
+
+// budgeted returns a fetcher like f that fetches at most n documents.
+func (f *fetcher) budgeted(n int) *fetcher {
+	g := *f
+	g.left = &n
+	return &g
 }
 
 func newFetcher(base *http.Client, maxSize int) *fetcher {
@@ -70,7 +83,7 @@ func newFetcher(base *http.Client, maxSize int) *fetcher {
 		if !sameOrigin(req.URL, via[0].URL) {
 			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, via[0].URL.Redacted(), req.URL.Redacted())
 		}
-		return nil
+		return checkEndpoint(req.URL.String(), "redirect")
 	}
 	if maxSize <= 0 {
 		maxSize = DefaultMaxDocumentSize
@@ -82,6 +95,15 @@ func newFetcher(base *http.Client, maxSize int) *fetcher {
 // a 4xx answer (the document is not there; try the next place), and err
 // is set for anything else that went wrong.
 func (f *fetcher) getJSON(ctx context.Context, u string, hdr http.Header, v any) (found bool, err error) {
+	if err := checkEndpoint(u, "metadata URL"); err != nil {
+		return false, err
+	}
+	if f.left != nil {
+		if *f.left <= 0 {
+			return false, fmt.Errorf("%w: more documents to fetch than one challenge may ask for", ErrNoMetadata)
+		}
+		*f.left--
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, fmt.Errorf("auth: metadata URL: %w", err)
@@ -280,22 +302,55 @@ func (f *fetcher) legacyServer(ctx context.Context, server *url.URL, protocolVer
 	}, nil
 }
 
-// validate checks the endpoints a client will send secrets to are http(s)
-// URLs.
+// validate checks the endpoints a client will send secrets to are https
+// URLs (or http to loopback).
 func (md *ServerMetadata) validate() error {
-	for _, e := range []string{md.AuthorizationEndpoint, md.TokenEndpoint, md.RegistrationEndpoint} {
+	for _, e := range []string{md.AuthorizationEndpoint, md.TokenEndpoint, md.RegistrationEndpoint, md.RevocationEndpoint} {
 		if e == "" {
 			continue
 		}
 		u, err := url.Parse(e)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fmt.Errorf("%w: endpoint %q in the metadata of %s is not an http(s) URL", ErrNoMetadata, e, md.Issuer)
+			return fmt.Errorf("%w: endpoint %q in the metadata of %s is not an http(s) URL", ErrNoMetadata, truncateText(e, 200), md.Issuer)
+		}
+		if err := checkEndpoint(e, "endpoint in the metadata of "+md.Issuer); err != nil {
+			return err
 		}
 	}
 	if md.TokenEndpoint == "" {
 		return fmt.Errorf("%w: the metadata of %s has no token endpoint", ErrNoMetadata, md.Issuer)
 	}
 	return nil
+}
+
+// checkEndpoint refuses a URL that a code, token or secret would go to in
+// clear: plain http to a host that is not loopback (OAuth 2.1 §1.5). A
+// loopback host is localhost, a name under .localhost, or a loopback IP.
+func checkEndpoint(raw, what string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: the %s is not a URL", ErrNoMetadata, what)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https", "wss":
+		return nil
+	case "http", "ws":
+		if isLoopbackHost(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("%w: the %s %s", ErrInsecureEndpoint, what, redactURL(raw))
+	}
+	return fmt.Errorf("%w: the %s %s is not an http(s) URL", ErrInsecureEndpoint, what, redactURL(raw))
+}
+
+// isLoopbackHost reports whether host names this machine.
+func isLoopbackHost(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func sameOrigin(a, b *url.URL) bool {

@@ -26,6 +26,9 @@ type dpop struct {
 
 	mu     sync.Mutex
 	nonces map[string]string
+
+	jwkOnce sync.Once
+	jwkText string
 }
 
 func newDPoP(key crypto.Signer) (*dpop, error) {
@@ -106,41 +109,27 @@ func (d *dpop) learnNonce(u *url.URL, h http.Header) bool {
 	return true
 }
 
-// tokenTransport adds a DPoP proof to every token endpoint request and
-// retries once with the server's nonce after a use_dpop_nonce error
-// (RFC 9449 §8). x/oauth2 sends token requests through it.
-type tokenTransport struct {
-	d    *dpop
-	base http.RoundTripper
+// jwk is the private key as a JSON Web Key, for the store: a token bound
+// to it is useless without it. It is computed once.
+func (d *dpop) jwk() string {
+	d.jwkOnce.Do(func() {
+		b, err := jose.JSONWebKey{Key: d.key, Algorithm: string(d.alg), Use: "sig"}.MarshalJSON()
+		if err == nil {
+			d.jwkText = string(b)
+		}
+	})
+	return d.jwkText
 }
 
-func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		r := req.Clone(req.Context())
-		if attempt > 0 {
-			if req.GetBody == nil {
-				return nil, fmt.Errorf("auth: DPoP nonce retry: request body cannot be replayed")
-			}
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			r.Body = body
-		}
-		p, err := t.d.proof(req.Method, req.URL, "")
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("DPoP", p)
-		resp, err := t.base.RoundTrip(r)
-		if err != nil {
-			return nil, err
-		}
-		if attempt == 0 && resp.StatusCode == http.StatusBadRequest && t.d.learnNonce(req.URL, resp.Header) {
-			resp.Body.Close()
-			continue
-		}
-		t.d.learnNonce(req.URL, resp.Header)
-		return resp, nil
+// dpopFromJWK is the dpop of a key the store kept.
+func dpopFromJWK(s string) (*dpop, error) {
+	var k jose.JSONWebKey
+	if err := k.UnmarshalJSON([]byte(s)); err != nil {
+		return nil, fmt.Errorf("auth: the stored DPoP key: %w", err)
 	}
+	signer, ok := k.Key.(crypto.Signer)
+	if !ok || k.IsPublic() {
+		return nil, fmt.Errorf("auth: the stored DPoP key is not a private key")
+	}
+	return newDPoP(signer)
 }

@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Every error the package returns wraps one of them (or a
@@ -48,7 +49,58 @@ var (
 	ErrNoUserStep = errors.New("auth: no user step configured for the authorization code flow")
 	// ErrTimeout: the user did not complete the authorization in time.
 	ErrTimeout = errors.New("auth: timed out waiting for the authorization response")
+	// ErrLoginPending: a request had to give up waiting (its deadline
+	// passed) while an authorization that needs the user, a login in the
+	// browser, was still under way. The login goes on; see
+	// LoginPendingError.
+	ErrLoginPending = errors.New("auth: the login is still under way")
+	// ErrInsecureEndpoint: an authorization endpoint, metadata document or
+	// MCP server that would receive a code, a token or a secret is plain
+	// http on a host that is not loopback (OAuth 2.1 §1.5 requires TLS).
+	// Nothing is sent to it, and no browser is opened.
+	ErrInsecureEndpoint = errors.New("auth: plain http to a host that is not loopback")
+	// ErrBadTokenResponse: the token endpoint's answer is not a token
+	// response: not JSON, too large, or without an access_token or
+	// token_type. It comes inside a *ProtocolError.
+	ErrBadTokenResponse = errors.New("auth: the token endpoint's answer is not a token response")
+	// ErrUnsupportedTokenType: the token endpoint issued a token of a type
+	// tako cannot present (neither Bearer nor DPoP, such as "mac"). It
+	// comes inside a *ProtocolError.
+	ErrUnsupportedTokenType = errors.New("auth: unsupported token type")
+	// ErrNotProtected: Login found no authorization to run: the server
+	// publishes no resource metadata and answers a request without
+	// credentials.
+	ErrNotProtected = errors.New("auth: the server asks for no authorization")
+	// ErrNotRevoked: Logout forgot the tokens, but the authorization
+	// server did not confirm their revocation (it could not be reached,
+	// or refused). The tokens may stay valid at the server until they
+	// expire.
+	ErrNotRevoked = errors.New("auth: the tokens were forgotten but not revoked")
 )
+
+// LoginNeededError says that the server wants a login that the Client
+// cannot run: the authorization code flow needs the user, and Config.User
+// is nil (or the UserStep declined with ErrNoUserStep). It wraps
+// ErrNoUserStep. A program without a user step (a script, a service) shows
+// the user what to do: log in, or log in again with Scopes for a step-up.
+type LoginNeededError struct {
+	// Resource is the canonical URI of the MCP server.
+	Resource string
+	// Scopes is the scope the login would ask for.
+	Scopes []string
+	// StepUp says the user is logged in and the server wants more scope.
+	StepUp bool
+}
+
+func (e *LoginNeededError) Error() string {
+	if e.StepUp {
+		return fmt.Sprintf("auth: %s needs a login with more scope (%s)", e.Resource, strings.Join(e.Scopes, " "))
+	}
+	return fmt.Sprintf("auth: %s needs a login", e.Resource)
+}
+
+// Unwrap returns ErrNoUserStep.
+func (e *LoginNeededError) Unwrap() error { return ErrNoUserStep }
 
 // ProtocolError is an OAuth error response: from the token or registration
 // endpoint (RFC 6749 §5.2, RFC 7591 §3.2.2) or in the authorization
@@ -61,21 +113,25 @@ type ProtocolError struct {
 	Status int
 	// Code is the OAuth error code, such as invalid_grant.
 	Code string
-	// Description is error_description, if any.
+	// Description is error_description, if any, or what tako saw
+	// instead of an OAuth answer ("the answer is an HTML page").
 	Description string
+
+	// err is the sentinel the error also is: ErrBadTokenResponse,
+	// ErrUnsupportedTokenType, or nil.
+	err error
 }
 
 func (e *ProtocolError) Error() string {
-	msg := fmt.Sprintf("auth: %s endpoint: %s", e.Endpoint, e.Code)
+	msg := fmt.Sprintf("auth: %s endpoint: %s", e.Endpoint, truncateText(e.Code, 80))
 	if e.Code == "" {
 		msg = fmt.Sprintf("auth: %s endpoint: HTTP %d", e.Endpoint, e.Status)
 	}
 	if e.Description != "" {
-		d := e.Description
-		if len(d) > 200 {
-			d = d[:200] + "..."
-		}
-		msg += ": " + d
+		msg += ": " + truncateText(e.Description, 200)
 	}
 	return msg
 }
+
+// Unwrap returns the sentinel the error is an instance of, if any.
+func (e *ProtocolError) Unwrap() error { return e.err }

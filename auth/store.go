@@ -29,6 +29,10 @@ type Token struct {
 	// Scope is the scope granted, when the server said (else the scope
 	// requested).
 	Scope string `json:"scope,omitempty"`
+	// Obtained is when the token was issued (its response received), so
+	// that its lifetime is known and the refresh margin can be scaled to
+	// it: a token that lives 20 seconds is not refreshed 30 seconds early.
+	Obtained time.Time `json:"obtained,omitzero"`
 }
 
 // validFor reports whether the token is usable for at least d more.
@@ -37,6 +41,14 @@ func (t *Token) validFor(d time.Duration) bool {
 		return false
 	}
 	return t.Expiry.IsZero() || time.Until(t.Expiry) > d
+}
+
+// lifetime is how long the token was issued for, or 0 when unknown.
+func (t *Token) lifetime() time.Duration {
+	if t.Obtained.IsZero() || t.Expiry.IsZero() || !t.Expiry.After(t.Obtained) {
+		return 0
+	}
+	return t.Expiry.Sub(t.Obtained)
 }
 
 // ClientInfo is a client registration at one authorization server.
@@ -50,6 +62,10 @@ type ClientInfo struct {
 	// Registered says the client was registered dynamically (RFC 7591), as
 	// opposed to pre-registered or a client ID metadata document.
 	Registered bool `json:"registered,omitempty"`
+	// Scope is the scope the client was registered for (RFC 7591 §2): a
+	// strict server grants no scope outside it, so a login that asks for
+	// more registers again.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Record is what a TokenStore keeps for one resource at one authorization
@@ -72,6 +88,10 @@ type Record struct {
 	// program that reloads the record (tako after `tako login
 	// --client-credentials`) can configure the same grant to renew it.
 	Grant string `json:"grant,omitempty"`
+	// DPoPKey is the private key, as a JSON Web Key, that Token is bound
+	// to when it is a DPoP token (RFC 9449): a bound token is useless
+	// without it, so it is kept beside the token, as secret as the token.
+	DPoPKey Secret `json:"dpop_key,omitempty"`
 	// Saved is when the record was last saved.
 	Saved time.Time `json:"saved,omitzero"`
 }
@@ -129,11 +149,31 @@ type TokenStore interface {
 	Delete(ctx context.Context, resource, issuer string) error
 }
 
+// LockingStore is a TokenStore that several processes may share (FileStore
+// is one). Lock holds a lock on one resource's records, across processes,
+// until unlock is called: a Client takes it around a refresh and reads the
+// store again under it, so that two programs never both redeem one refresh
+// token. With refresh-token rotation the second use of a token looks like a
+// theft, and the server revokes the whole grant: the user is logged out.
+// Lock honours ctx while it waits.
+type LockingStore interface {
+	TokenStore
+	Lock(ctx context.Context, resource string) (unlock func(), err error)
+}
+
 // MemoryStore is a TokenStore in memory, for tests and for programs that
 // authorize on every start. The zero value is ready to use.
 type MemoryStore struct {
 	mu   sync.Mutex
 	recs map[[2]string]Record
+}
+
+// Format prints the store without its records' secrets, for every verb.
+func (m *MemoryStore) Format(f fmt.State, _ rune) {
+	m.mu.Lock()
+	n := len(m.recs)
+	m.mu.Unlock()
+	fmt.Fprintf(f, "auth.MemoryStore{%d records}", n)
 }
 
 // Load implements TokenStore.
@@ -193,10 +233,28 @@ func cloneRecord(r *Record) *Record {
 // resource and authorization server, mode 0600 in a 0700 directory,
 // written atomically (a temporary file renamed over the old one), so a
 // crash never leaves half a token behind.
+//
+// The files hold tokens, refresh tokens, DPoP keys and, for a confidential
+// client, its client secret, in plain text: they are protected by the
+// file permissions alone. Keep Dir out of backups and synchronised folders.
+//
+// FileStore is a LockingStore: programs that share Dir (two tako commands
+// at once, a shell beside an agent) take turns to refresh.
 type FileStore struct {
-	// Dir holds the files. It is created on the first Save.
+	// Dir holds the files. It is created, mode 0700, on the first Save or
+	// Lock.
 	Dir string
 	mu  sync.Mutex
+}
+
+// Lock implements LockingStore with an advisory lock on a file of the
+// resource's in Dir (flock on Unix, LockFileEx on Windows). A process that
+// dies holding it releases it with its files.
+func (f *FileStore) Lock(ctx context.Context, resource string) (func(), error) {
+	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("auth: token store: %w", err)
+	}
+	return lockFile(ctx, filepath.Join(f.Dir, digest(resource)+".lock"))
 }
 
 // DefaultFileStore returns a FileStore in the user's configuration

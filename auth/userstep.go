@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -42,13 +43,22 @@ type Redirect interface {
 // authorization URL ($BROWSER when set, else the platform's opener),
 // prints the URL when no browser can be opened, and waits for the
 // browser's redirect to http://127.0.0.1:PORT/callback.
+//
+// The callback takes only the answer to its own request: one with another
+// state (a stray or forged request, a page of another site) is refused with
+// a page that says so, and the login goes on waiting. A request whose Host
+// is not a loopback name (DNS rebinding) is refused the same way. The page
+// the browser lands on says how the login ended, once the code has been
+// exchanged for a token.
 type Loopback struct {
 	// Addr is the address to listen on; empty means 127.0.0.1 on a free
-	// port.
+	// port (the port of a previous registration's redirect URI when it is
+	// free, so that the registration is reused as it is).
 	Addr string
 	// Out receives the "open this URL" line; nil means os.Stderr.
 	Out io.Writer
-	// Timeout bounds the wait for the user; zero means 5 minutes.
+	// Timeout bounds the wait for the user; zero means 5 minutes. The
+	// whole login is bounded by Config.LoginTimeout as well.
 	Timeout time.Duration
 	// NoBrowser only prints the URL.
 	NoBrowser bool
@@ -60,12 +70,27 @@ func (l *Loopback) Start(ctx context.Context) (Redirect, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	return l.listen(ctx, addr)
+}
+
+// startOn starts on port when Addr is empty and the port is free, else as
+// Start does.
+func (l *Loopback) startOn(ctx context.Context, port string) (Redirect, error) {
+	if l.Addr == "" {
+		if r, err := l.listen(ctx, net.JoinHostPort("127.0.0.1", port)); err == nil {
+			return r, nil
+		}
+	}
+	return l.Start(ctx)
+}
+
+func (l *Loopback) listen(ctx context.Context, addr string) (Redirect, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("auth: loopback listener: %w", err)
 	}
-	r := &loopback{l: l, ln: ln, got: make(chan url.Values, 1), done: make(chan struct{})}
+	r := &loopback{l: l, ln: ln, got: make(chan url.Values, 1), result: make(chan error, 1), done: make(chan struct{})}
 	r.url = "http://" + ln.Addr().String() + "/callback"
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -76,35 +101,106 @@ func (l *Loopback) Start(ctx context.Context) (Redirect, error) {
 }
 
 type loopback struct {
-	l    *Loopback
-	ln   net.Listener
-	srv  *http.Server
-	url  string
-	got  chan url.Values
-	done chan struct{}
+	l      *Loopback
+	ln     net.Listener
+	srv    *http.Server
+	url    string
+	got    chan url.Values
+	result chan error // the login's outcome, for the callback page
+	done   chan struct{}
+
+	mu       sync.Mutex
+	state    string // the state of the request the user was sent with
+	answered bool
 }
 
 func (r *loopback) URL() string { return r.url }
 
+// callbackWait bounds how long the callback page waits for the token
+// request before it says what it knows.
+const callbackWait = 30 * time.Second
+
 func (r *loopback) serve(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if !isLoopbackHost(hostOnly(req.Host)) {
+		page(w, http.StatusForbidden, "This page is tako's login callback, and it answers only to this computer's own names, not to "+req.Host+".")
+		return
+	}
 	if req.URL.Path != "/callback" {
 		http.NotFound(w, req)
 		return
 	}
 	q := req.URL.Query()
+	r.mu.Lock()
+	mine := !r.answered && r.state != "" && q.Get("state") == r.state
+	if mine {
+		r.answered = true
+	}
+	r.mu.Unlock()
+	if !mine {
+		// Not the answer to the request tako made: a stray request, a
+		// forged one, or a second one. The login goes on waiting.
+		page(w, http.StatusBadRequest, "This is not the answer tako is waiting for (its state does not match), so it was ignored. If a login is open, finish it in the window tako opened.")
+		return
+	}
+	r.got <- q
+	if e := q.Get("error"); e != "" {
+		msg := "The authorization server refused the login (" + truncateText(e, 80) + ")"
+		if d := q.Get("error_description"); d != "" {
+			msg += ": " + truncateText(d, 200)
+		}
+		page(w, http.StatusOK, msg+". You can close this window.")
+		return
+	}
+	t := time.NewTimer(callbackWait)
+	defer t.Stop()
 	select {
-	case r.got <- q:
+	case err := <-r.result:
+		if err != nil {
+			page(w, http.StatusOK, "The login failed: "+truncateText(err.Error(), 300)+". You can close this window; the terminal says more.")
+			return
+		}
+		page(w, http.StatusOK, "You are logged in. You can close this window and return to the terminal.")
+	case <-t.C:
+		page(w, http.StatusOK, "tako received the authorization and is still finishing the login; the terminal says how it ends. You can close this window.")
+	case <-req.Context().Done():
+	}
+}
+
+// finish implements finisher: the outcome the callback page waits for.
+func (r *loopback) finish(err error) {
+	select {
+	case r.result <- err:
 	default:
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	msg := "Authorization complete. You can close this window and return to the terminal."
-	if e := q.Get("error"); e != "" {
-		msg = "Authorization failed (" + html.EscapeString(e) + "). You can close this window."
+}
+
+func page(w http.ResponseWriter, status int, msg string) {
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>tako</title><p>%s</p>\n", html.EscapeString(msg))
+}
+
+// hostOnly is the host of a Host header, without its port.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
 	}
-	fmt.Fprintf(w, "<!doctype html><title>tako</title><p>%s</p>\n", msg)
+	return strings.Trim(hostport, "[]")
+}
+
+// expect makes the callback take the answer to authURL (its state) only.
+func (r *loopback) expect(authURL string) {
+	if u, err := url.Parse(authURL); err == nil {
+		r.mu.Lock()
+		r.state = u.Query().Get("state")
+		r.mu.Unlock()
+	}
 }
 
 func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error) {
+	r.expect(authURL) // before the browser can answer
 	out := r.l.Out
 	if out == nil {
 		out = os.Stderr
@@ -135,6 +231,7 @@ func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error)
 }
 
 func (r *loopback) Close() error {
+	r.finish(errors.New("the login ended"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := r.srv.Shutdown(ctx)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chzyer/readline"
+
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
@@ -29,11 +31,14 @@ func tokenStore() (*auth.FileStore, error) {
 }
 
 // storedAuth is the authorization --http and --ws calls use: the tokens
-// `tako login` stored, refreshed when they expire. It starts no
-// interactive flow: a server that wants one gets `tako login` first. A
-// token from `tako login --client-credentials` has no refresh token; the
-// client stored with it obtains a new one with the same grant when the
-// server refuses the old one.
+// `tako login` stored, refreshed when they expire (with DPoP, with the key
+// stored beside them). It runs no first login: a server that wants one
+// gets an error naming `tako login URL`. When a person is at the terminal,
+// a step-up (the server wants more scope than the login gave) opens the
+// browser as `tako login` would. A token from `tako login
+// --client-credentials` has no refresh token; the client stored with it
+// obtains a new one with the same grant when the server refuses the old
+// one.
 func storedAuth(server string) (*auth.Client, error) {
 	store, err := tokenStore()
 	if err != nil {
@@ -45,108 +50,223 @@ func storedAuth(server string) (*auth.Client, error) {
 		return nil, err
 	}
 	rec, err := store.Load(context.Background(), probe.Resource(), "")
-	if err != nil || rec.Grant != "client_credentials" || rec.Client.ClientID == "" {
+	if err != nil {
 		return probe, nil
 	}
-	cfg.Grant = auth.ClientCredentials{}
-	cfg.Client = &auth.StaticClient{ID: rec.Client.ClientID, Secret: rec.Client.ClientSecret, AuthMethod: rec.Client.AuthMethod, Issuer: rec.Issuer}
+	if rec.Grant == "client_credentials" && rec.Client.ClientID != "" {
+		cfg.Grant = auth.ClientCredentials{}
+		cfg.Client = &auth.StaticClient{ID: rec.Client.ClientID, Secret: rec.Client.ClientSecret, AuthMethod: rec.Client.AuthMethod, Issuer: rec.Issuer}
+		return auth.New(server, cfg)
+	}
+	cfg.DPoP = rec.DPoPKey != ""
+	if readline.IsTerminal(int(os.Stdin.Fd())) {
+		cfg.User = stepUpOnly{&auth.Loopback{}} // its lines go to the process's stderr
+	}
 	return auth.New(server, cfg)
 }
 
-// runLogin is `tako login [flags] URL`: it connects to the MCP server at
-// URL over Streamable HTTP, runs the authorization the server's 401 asks
-// for (the browser, or with --client-credentials the client credentials
-// grant) and stores the tokens for later calls.
+// stepUpOnly runs its user step for a step-up only: a first login, or a
+// login whose refresh token the server no longer takes, is the user's to
+// start with `tako login`, which the error then names.
+type stepUpOnly struct{ auth.UserStep }
+
+func (s stepUpOnly) Start(ctx context.Context) (auth.Redirect, error) {
+	if !auth.IsStepUp(ctx) {
+		return nil, auth.ErrNoUserStep
+	}
+	return s.UserStep.Start(ctx)
+}
+
+// loginFlags are the flags of `tako login`.
+type loginFlags struct {
+	clientCredentials bool
+	clientID          string
+	secretEnv         string
+	scope             string
+	noBrowser         bool
+	dpop              bool
+	timeout           time.Duration
+}
+
+// runLogin is `tako login [flags] URL`: it runs a new authorization at the
+// MCP server at URL (the browser, or with --client-credentials the client
+// credentials grant), stores the tokens for later calls, and checks them
+// with a connection and a tools/list.
 func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var lf loginFlags
 	fs := flag.NewFlagSet("login", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cc := fs.Bool("client-credentials", false, "")
-	clientID := fs.String("client-id", "", "")
-	secretEnv := fs.String("client-secret-env", "TAKO_CLIENT_SECRET", "")
-	scope := fs.String("scope", "", "")
-	noBrowser := fs.Bool("no-browser", false, "")
-	timeout := fs.Duration("timeout", 5*time.Minute, "")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&lf.clientCredentials, "client-credentials", false, "")
+	fs.StringVar(&lf.clientID, "client-id", "", "")
+	fs.StringVar(&lf.secretEnv, "client-secret-env", "TAKO_CLIENT_SECRET", "")
+	fs.StringVar(&lf.scope, "scope", "", "")
+	fs.BoolVar(&lf.noBrowser, "no-browser", false, "")
+	fs.BoolVar(&lf.dpop, "dpop", false, "")
+	fs.DurationVar(&lf.timeout, "timeout", auth.DefaultLoginTimeout, "")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, err := io.WriteString(stdout, commandHelp("login"))
+		return err
+	}
+	if err != nil {
 		return usagef("login: %v", err)
 	}
-	if fs.NArg() != 1 {
-		return usagef("login wants one server URL: tako login [--client-credentials --client-id ID] URL")
+	if len(pos) != 1 {
+		return usagef("login wants one server URL: tako login [--scope S] [--dpop] URL")
 	}
-	server := fs.Arg(0)
+	server := pos[0]
 	store, err := tokenStore()
 	if err != nil {
 		return err
 	}
 	cfg := &auth.Config{
-		Store: store,
-		User:  &auth.Loopback{Out: stderr, NoBrowser: *noBrowser, Timeout: *timeout},
+		Store:        store,
+		User:         &auth.Loopback{Out: stderr, NoBrowser: lf.noBrowser, Timeout: lf.timeout},
+		LoginTimeout: lf.timeout,
+		DPoP:         lf.dpop,
 	}
-	if *clientID != "" {
-		cfg.Client = &auth.StaticClient{ID: *clientID, Secret: auth.Secret(os.Getenv(*secretEnv))}
+	if lf.clientID != "" {
+		cfg.Client = &auth.StaticClient{ID: lf.clientID, Secret: auth.Secret(os.Getenv(lf.secretEnv))}
 	}
-	if *cc {
-		if *clientID == "" {
-			return usagef("login --client-credentials needs --client-id (and the secret in $%s)", *secretEnv)
+	if lf.clientCredentials {
+		if lf.clientID == "" {
+			return usagef("login --client-credentials needs --client-id (and the secret in $%s)", lf.secretEnv)
 		}
 		cfg.Grant = auth.ClientCredentials{}
 	}
-	if *scope != "" {
-		cfg.Scopes = splitScopes(*scope)
+	if lf.scope != "" {
+		cfg.Scopes = splitScopes(lf.scope)
 	}
 	ac, err := auth.New(server, cfg)
 	if err != nil {
 		return usagef("login: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout+30*time.Second)
+	if err := ac.Login(ctx); errors.Is(err, auth.ErrNotProtected) {
+		fmt.Fprintf(stdout, "%s needs no authorization\n", server)
+		return nil
+	} else if err != nil {
+		return loginError(server, err)
+	}
+	// The token works: a connection and a tools/list with it, as later
+	// commands will make them.
+	cctx, cancel := context.WithTimeout(ctx, defaultTimeout)
 	defer cancel()
-	conn, err := streamablehttp.Dial(ctx, server, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(cctx, server, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
 	if err != nil {
 		return usagef("login: %v", err)
 	}
-	s, err := transport.Connect(ctx, conn, nil)
+	s, err := transport.Connect(cctx, conn, nil)
 	if err != nil {
-		return loginError(err)
+		return loginError(server, err)
 	}
 	defer s.Close()
-	if _, err := s.ListTools(ctx); err != nil {
-		return loginError(err)
+	if _, err := s.ListTools(cctx); err != nil {
+		return loginError(server, err)
 	}
-	tok, _ := ac.Token(ctx)
-	if tok == nil {
-		fmt.Fprintf(stdout, "%s needs no authorization\n", server)
-		return nil
+	tok, _ := ac.Token(cctx)
+	fmt.Fprintf(stdout, "logged in to %s%s\n", server, describeGrant(tok))
+	if tok != nil && tok.RefreshToken == "" && !lf.clientCredentials && !tok.Expiry.IsZero() {
+		fmt.Fprintf(stderr, "tako: note: the server granted no refresh token; run tako login %s again after %s, when this token expires\n",
+			server, tok.Expiry.Local().Format("15:04"))
 	}
-	fmt.Fprintf(stdout, "logged in to %s\n", server)
 	return nil
 }
 
-// loginError is the one line a failed authorization gets (exit status 3).
-func loginError(err error) error {
-	var ae *streamablehttp.AuthError
-	if errors.As(err, &ae) && ae.Cause != nil {
-		return &failure{msg: "authorization failed: " + ae.Cause.Error(), err: err}
+// describeGrant is what a person wants to know of a new token: its scope
+// and type.
+func describeGrant(tok *auth.Token) string {
+	if tok == nil {
+		return ""
 	}
-	return &failure{msg: "authorization failed: " + err.Error(), err: err}
+	var parts []string
+	if s := strings.Fields(tok.Scope); len(s) > 0 {
+		parts = append(parts, "scope "+strings.Join(s, " "))
+	}
+	if tok.TokenType == "DPoP" {
+		parts = append(parts, "bound to a DPoP key")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// runLogout is `tako logout URL`: it forgets what login stored for URL.
-func runLogout(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) != 1 {
+// loginError is the one line a failed authorization gets.
+func loginError(server string, err error) error {
+	if msg, ok := authFailure(err); ok {
+		return &failure{msg: msg, err: err}
+	}
+	var ae *streamablehttp.AuthError
+	if errors.As(err, &ae) && ae.Cause != nil {
+		err = ae.Cause
+	}
+	return &failure{msg: "login to " + server + " failed: " + strings.TrimPrefix(err.Error(), "auth: "), err: err}
+}
+
+// runLogout is `tako logout URL`: it revokes the tokens login stored for
+// URL, where the server can revoke them, and forgets them.
+func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, err := io.WriteString(stdout, commandHelp("logout"))
+		return err
+	}
+	if err != nil {
+		return usagef("logout: %v", err)
+	}
+	if len(pos) != 1 {
 		return usagef("logout wants one server URL: tako logout URL")
 	}
+	server := pos[0]
 	store, err := tokenStore()
 	if err != nil {
 		return err
 	}
-	ac, err := auth.New(args[0], &auth.Config{Store: store})
+	ac, err := auth.New(server, &auth.Config{Store: store})
 	if err != nil {
 		return usagef("logout: %v", err)
 	}
-	if err := ac.Logout(ctx); err != nil {
+	if _, err := store.Load(ctx, ac.Resource(), ""); errors.Is(err, auth.ErrNotStored) {
+		fmt.Fprintf(stdout, "not logged in to %s\n", server)
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = ac.Logout(rctx)
+	if errors.Is(err, auth.ErrNotRevoked) {
+		fmt.Fprintf(stderr, "tako: warning: %s did not confirm the revocation (%s); the tokens are forgotten here but may stay valid there until they expire\n",
+			server, strings.TrimPrefix(strings.TrimPrefix(err.Error(), auth.ErrNotRevoked.Error()+": "), "auth: "))
+		fmt.Fprintf(stdout, "logged out of %s\n", server)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "logged out of %s\n", args[0])
+	fmt.Fprintf(stdout, "logged out of %s\n", server)
 	return nil
+}
+
+// parseInterspersed parses flags wherever they are among the positional
+// arguments (login URL --no-browser as well as login --no-browser URL),
+// as every other command does; "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 // splitScopes reads --scope "a b" or "a,b".

@@ -153,8 +153,9 @@ func loginRoundTrip(t *testing.T, browser string) {
 		t.Fatalf("logout: exit %d %s", code, errb.String())
 	}
 	errb.Reset()
-	if code := run(ctx, []string{"tools", "--http", u}, &out, &errb); code != exitFailure || !strings.Contains(errb.String(), "401") {
-		t.Errorf("tools after logout: exit %d %q, want 3 and the 401", code, errb.String())
+	want := "tako: " + u + " needs a login: run tako login " + u + "\n"
+	if code := run(ctx, []string{"tools", "--http", u}, &out, &errb); code != exitAuth || errb.String() != want {
+		t.Errorf("tools after logout: exit %d %q, want %d and %q", code, errb.String(), exitAuth, want)
 	}
 }
 
@@ -168,14 +169,14 @@ func TestLogin(t *testing.T) {
 }
 
 // TestLoginFailure: an authorization that fails exits with status 3 and a
-// one-line reason.
+// one-line reason, after the browser's URL.
 func TestLoginFailure(t *testing.T) {
 	u, _ := authServer(t)
 	t.Setenv(authDirEnv, t.TempDir())
 	t.Setenv("BROWSER", browserScript(t, "exit 0")) // nobody comes back
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"login", "--timeout", "1s", u}, &out, &errb)
-	if code != exitFailure || strings.Count(strings.TrimSpace(errb.String()), "\n") > 2 || !strings.Contains(errb.String(), "authorization failed") {
+	if code != exitFailure || strings.Count(strings.TrimSpace(errb.String()), "\n") > 2 || !strings.Contains(errb.String(), "tako: login to "+u+" failed: timed out") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

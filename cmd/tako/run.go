@@ -25,6 +25,7 @@ const (
 	exitToolError = 1 // the tool ran and reported isError
 	exitUsage     = 2 // the command line is wrong
 	exitFailure   = 3 // the server could not be started or reached, or broke the protocol
+	// exitAuth (4, authmsg.go): the server wants a login: run tako login
 )
 
 // maxMessage caps the one line tako prints on stderr: enough for a path, an
@@ -53,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))
 	}
 	if len(args) > 0 && args[0] == "logout" {
-		return report(stderr, runLogout(ctx, args[1:], stdout))
+		return report(stderr, runLogout(ctx, args[1:], stdout, stderr))
 	}
 	if len(args) > 0 && args[0] == "help" {
 		return report(stderr, writeHelp(stdout, args[1:]))
@@ -124,13 +125,15 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		return err
 	}
 
-	opCtx, cancel := ctx, context.CancelFunc(func() {})
-	if inv.opts.timeout > 0 {
-		opCtx, cancel = context.WithTimeout(ctx, inv.opts.timeout)
-	}
-	defer cancel()
+	opCtx, cancel := withTimeout(ctx, inv.opts.timeout)
+	defer func() { cancel() }()
 
 	s, err := dial(opCtx)
+	if again := awaitLogin(ctx, opCtx, err, stderr); again {
+		cancel()
+		opCtx, cancel = withTimeout(ctx, inv.opts.timeout)
+		s, err = dial(opCtx)
+	}
 	if err != nil {
 		return explain(ctx, opCtx, inv.opts.timeout, "connect", err)
 	}
@@ -141,6 +144,13 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	}
 	unsubscribe := showLogs(inv, s, stderr)
 	err = op(opCtx, s, stdout, stderr)
+	if awaitLogin(ctx, opCtx, err, stderr) {
+		// Refused at the door (403 insufficient_scope) and logged in
+		// with more scope meanwhile: the request is sent again.
+		cancel()
+		opCtx, cancel = withTimeout(ctx, inv.opts.timeout)
+		err = op(opCtx, s, stdout, stderr)
+	}
 	unsubscribe()
 	// Close is bounded by the transport itself; its error matters only
 	// when everything else went well, and even then the answer is out.
@@ -161,6 +171,28 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	return explain(ctx, opCtx, inv.opts.timeout, c.stage(inv), err)
 }
 
+// withTimeout is ctx bounded by --timeout (0: not bounded).
+func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// awaitLogin waits for the login in the browser that err says is still
+// under way, when --timeout ended the command while the person was at it:
+// the timeout is the server's, not the person's. It reports whether the
+// login succeeded, so that the step is done again with a fresh timeout.
+// Ctrl-C ends the wait and the login.
+func awaitLogin(ctx, opCtx context.Context, err error, stderr io.Writer) bool {
+	var w transport.AuthWaiter
+	if err == nil || ctx.Err() != nil || opCtx.Err() == nil || !errors.As(err, &w) {
+		return false
+	}
+	fmt.Fprintln(stderr, "tako: waiting for the login in the browser to finish (Ctrl-C stops)")
+	return w.WaitAuth(ctx) == nil
+}
+
 // explain turns an error from the session into the message a person reads:
 // what tako was doing, then why it failed, in words rather than in wrapped
 // Go errors where a better phrase exists. The original error stays in the
@@ -176,6 +208,9 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		statusErr *streamablehttp.StatusError
 		why       string
 	)
+	if msg, ok := authFailure(err); ok {
+		return &failure{msg: msg, err: err}
+	}
 	if name, ok := strings.CutPrefix(stage, "start "); ok {
 		if w, ok := startFailure(name, err); ok {
 			return &failure{msg: "cannot start " + w, err: err}
@@ -237,6 +272,8 @@ func report(stderr io.Writer, err error) int {
 		code = exitUsage
 	case errors.As(err, &te):
 		code = exitToolError
+	case isAuthNeeded(err):
+		code = exitAuth
 	}
 	fmt.Fprintf(stderr, "tako: %s\n", truncate(cleanLine(err.Error()), maxMessage))
 	return code
