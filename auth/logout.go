@@ -33,20 +33,14 @@ func (c *Client) Login(ctx context.Context) error {
 	return c.wait(ctx, a)
 }
 
-// loginChallenge is what Login starts from: an empty challenge when the
-// resource metadata is at its well-known URL (discovery finds it there),
-// else the challenge of the server's answer to a request without
-// credentials.
+// loginChallenge is what Login starts from: the challenge of the server's
+// answer to a request without credentials (its scope is what the server
+// asks of a new login: least privilege), else, when the server answers
+// that request otherwise, an empty challenge if the resource metadata is at
+// its well-known URL (discovery finds it there).
 func (c *Client) loginChallenge(ctx context.Context) (*ResourceChallenge, error) {
 	if err := checkEndpoint(c.server.String(), "MCP server"); err != nil {
 		return nil, err
-	}
-	prm, err := c.f.budgeted(2).discoverResource(ctx, c.server, "")
-	if err != nil {
-		return nil, err
-	}
-	if prm != nil {
-		return &ResourceChallenge{}, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.server.String(), nil)
 	if err != nil {
@@ -59,10 +53,17 @@ func (c *Client) loginChallenge(ctx context.Context) (*ResourceChallenge, error)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return ParseResourceChallenge(resp.Header)
+	}
+	prm, err := c.f.budgeted(2).discoverResource(ctx, c.server, "")
+	if err != nil {
+		return nil, err
+	}
+	if prm == nil {
 		return nil, ErrNotProtected
 	}
-	return ParseResourceChallenge(resp.Header)
+	return &ResourceChallenge{}, nil
 }
 
 // Logout revokes the stored tokens at the authorization server that issued
@@ -136,7 +137,14 @@ func (c *Client) revokeOne(ctx context.Context, md *ServerMetadata, rec *Record,
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return errorResponse("revocation", resp, b)
+		pe := errorResponse("revocation", resp, b)
+		if pe.Code == "unsupported_token_type" && hint == "access_token" {
+			// RFC 7009 §2.2.1: the server does not revoke this kind of
+			// token (a self-contained JWT lives until it expires); the
+			// refresh token, revoked first, ended the grant.
+			return nil
+		}
+		return pe
 	}
 	return nil
 }
