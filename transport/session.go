@@ -171,10 +171,14 @@ type subscriber struct {
 // Connect runs the handshake over conn and returns a ready Session.
 //
 // Era detection follows the checklist (§1B.11): unless Options pins a legacy
-// revision, Connect first sends server/discover. A DiscoverResult, or a
-// -32022 error listing versions, means a 2026-07-28 server; any other error,
-// or silence for Options.ProbeTimeout, means a legacy server, which gets
-// initialize and notifications/initialized.
+// revision, Connect first sends server/discover. A DiscoverResult (checked
+// by mcp.DecodeDiscoverResult), or a -32022 error listing versions, means a
+// 2026-07-28 server; any other result or error, or silence for
+// Options.ProbeTimeout, means a legacy server, which gets initialize and
+// notifications/initialized. With a 2026-07-28 revision pinned, an answer
+// that is not a DiscoverResult fails with ErrProtocol. An error wrapping
+// ErrAuthRequired ends the probe at once: it says nothing of the server's
+// era.
 //
 // Connect takes ownership of conn: if the handshake fails, conn is closed
 // (and for stdio its process group ended) before Connect returns.
