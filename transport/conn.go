@@ -80,6 +80,11 @@ var (
 	// ErrCapability: the server did not declare the capability the call
 	// needs, so tako did not send it.
 	ErrCapability = errors.New("mcp: server lacks capability")
+	// ErrNotMCP: the peer answered with something that is not MCP at all,
+	// such as a web page or a login portal where the MCP endpoint was
+	// expected (*streamablehttp.ContentTypeError wraps it). The handshake
+	// stops at it instead of trying another era: no era would do better.
+	ErrNotMCP = errors.New("mcp: the peer does not speak MCP")
 	// ErrRequestLost: the request or its answer was lost in transit (a
 	// 2026-07-28 response stream broke before the response). A Conn reports
 	// it as a MessageError for that request's id; the engine re-sends the

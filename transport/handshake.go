@@ -123,6 +123,11 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 			// An auth layer in the Conn has already had its chance to
 			// authorize and send the probe again.
 			return false, err
+		case errors.Is(err, ErrNotMCP):
+			// A web page where the endpoint should be: initialize would
+			// get the same page, or wait out a timeout for an answer that
+			// will never come.
+			return false, err
 		case s.Err() != nil:
 			// The connection itself died: nothing to fall back on.
 			return false, err

@@ -177,8 +177,8 @@ type subscriber struct {
 // Options.ProbeTimeout, means a legacy server, which gets initialize and
 // notifications/initialized. With a 2026-07-28 revision pinned, an answer
 // that is not a DiscoverResult fails with ErrProtocol. An error wrapping
-// ErrAuthRequired ends the probe at once: it says nothing of the server's
-// era.
+// ErrAuthRequired or ErrNotMCP ends the probe at once: neither says
+// anything of the server's era.
 //
 // Connect takes ownership of conn: if the handshake fails, conn is closed
 // (and for stdio its process group ended) before Connect returns.

@@ -174,6 +174,7 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		exitErr   *stdio.ExitError
 		rpcErr    *mcp.Error
 		statusErr *streamablehttp.StatusError
+		typeErr   *streamablehttp.ContentTypeError
 		why       string
 	)
 	if name, ok := strings.CutPrefix(stage, "start "); ok {
@@ -188,6 +189,10 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		why = fmt.Sprintf("timed out after %v (see --timeout)", timeout)
 	case errors.As(err, &exitErr):
 		why = describeExit(exitErr)
+	case errors.As(err, &typeErr):
+		// Before StatusError: a 405 to the POST and then a page for the
+		// 2024-11-05 GET is best told by the page.
+		why = contentTypeFailure(typeErr)
 	case errors.As(err, &statusErr):
 		why = httpFailure(statusErr)
 	case errors.As(err, &rpcErr):
