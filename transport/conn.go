@@ -92,6 +92,20 @@ var (
 	ErrRequestLost = errors.New("mcp request lost in transit")
 )
 
+// SkipReporter is implemented by Conns that skip what their peer sends when
+// it is not a message at all, rather than failing on it: stdio passes over
+// lines on stdout that are not JSON-RPC (a banner, log lines), as the
+// checklist asks (§3.3). When the handshake fails, Connect adds what was
+// skipped to its error, so that a server that wrote its logs to stdout and
+// nothing else is told apart from one that was only slow, without a debug
+// log.
+type SkipReporter interface {
+	Conn
+	// Skipped returns an error that says what the Conn has skipped so far,
+	// or nil if it skipped nothing.
+	Skipped() error
+}
+
 // MessageError reports one message the Conn could not deliver (too large, or
 // not JSON-RPC) without ending the connection. ID is the id of the response
 // it belonged to when the Conn could tell, so the engine can fail exactly

@@ -181,7 +181,8 @@ type subscriber struct {
 // anything of the server's era.
 //
 // Connect takes ownership of conn: if the handshake fails, conn is closed
-// (and for stdio its process group ended) before Connect returns.
+// (and for stdio its process group ended) before Connect returns. If conn
+// is a SkipReporter that skipped something, the error says what.
 func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 	s := newSession(conn, opts)
 	if err := s.handshake(ctx); err != nil {
@@ -192,6 +193,12 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 		cancel()
 		if s.Err() != nil && !errors.Is(s.Err(), ErrClosed) && !errors.Is(err, s.Err()) {
 			err = fmt.Errorf("%w (%w)", err, s.Err())
+		}
+		// Asked after the close, when the Conn has read all it will.
+		if sr, ok := conn.(SkipReporter); ok {
+			if skipped := sr.Skipped(); skipped != nil {
+				err = fmt.Errorf("%w (%w)", err, skipped)
+			}
 		}
 		return nil, fmt.Errorf("mcp handshake: %w", err)
 	}

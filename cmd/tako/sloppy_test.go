@@ -59,3 +59,23 @@ func TestHTTPSiteFrontPageFailsAtOnce(t *testing.T) {
 	}
 	r.wantFailure(t, 3, "the server answered text/html (Welcome), not an event stream: is the URL the server's MCP endpoint")
 }
+
+// TestStdioUsageOnStdout: a command that prints its usage on stdout and
+// exits was reported as having "wrote nothing on stderr (-v shows what it
+// wrote on stdout)": the message now shows it.
+func TestStdioUsageOnStdout(t *testing.T) {
+	t.Parallel()
+	r := tako(t, append([]string{"tools"}, helperArgs(t, "usage-on-stdout")...)...)
+	r.wantFailure(t, 3, `connect: the server exited with status 2 and wrote nothing on stderr; stdout carried 2 lines that are not JSON-RPC, the first: "Usage: helper [--port N]"`)
+	if strings.Contains(r.stderr, "\x1b") {
+		t.Errorf("the message keeps the terminal escapes: %q", r.stderr)
+	}
+}
+
+// TestStdioLogsOnStdoutTimeout: a command that writes log lines on stdout
+// and answers nothing: the timeout message says what stdout carried.
+func TestStdioLogsOnStdoutTimeout(t *testing.T) {
+	t.Parallel()
+	r := tako(t, append([]string{"tools", "--timeout", "4s"}, helperArgs(t, "logs-on-stdout")...)...)
+	r.wantFailure(t, 3, `connect: timed out after 4s (see --timeout); stdout carried 2 lines that are not JSON-RPC, the first: "Usage: helper [--port N]"`)
+}
