@@ -16,9 +16,10 @@ import (
 // conformance client, through conformance/run.sh, each scenario on its own:
 // every client scenario of 0.1.16, and of 0.2.0-alpha.12 under
 // --requirements 2025-11-25 and 2026-07-28 (the scored ones and those run
-// but not scored). Every scenario must pass, with at least one SUCCESS
-// check, without being skipped, and with the client having made a request;
-// there is no list of expected failures.
+// but not scored), each twice: through the SDK's own negotiation (no
+// revision pinned) and with the revision pinned. Every scenario must pass,
+// with at least one SUCCESS check, without being skipped, and with the
+// client having made a request; there is no list of expected failures.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance suite takes a while; skipped with -short")

@@ -25,9 +25,11 @@ import (
 // the mode: "echo" serves until stdin ends; "reference" serves mcptest's
 // reference server, and "reference-paged" the same with three tools per
 // tools/list page, and "faults" the same with the fault in faultEnv;
-// "stubborn" ignores SIGTERM and
-// keeps running after stdin ends; "deaf" never reads stdin; "closestdin"
-// and "closestdout" close that pipe and live on; "sleep" just sleeps (a
+// "banner" writes bannerLines to stdout and then serves the reference
+// server, "bannerhang" writes them and never answers, "bannerexit" writes
+// them and exits with status 3; "stubborn" ignores SIGTERM and keeps
+// running after stdin ends; "deaf" never reads stdin; "closestdin" and
+// "closestdout" close that pipe and live on; "sleep" just sleeps (a
 // grandchild).
 const serverEnv = "TAKO_STDIO_TEST_SERVER"
 
@@ -67,6 +69,20 @@ func runServer(mode string) int {
 	case "echo":
 		serve()
 		return 0
+	case "banner":
+		// A server that logs to stdout before it serves.
+		os.Stdout.WriteString(bannerLines)
+		return serveReference()
+	case "bannerhang":
+		// Logs to stdout and never answers: not an MCP server at all,
+		// or one whose messages go elsewhere.
+		os.Stdout.WriteString(bannerLines)
+		time.Sleep(lingerFor)
+		return 0
+	case "bannerexit":
+		// Prints its usage to stdout and exits.
+		os.Stdout.WriteString(bannerLines)
+		return 3
 	case "reference":
 		return serveReference()
 	case "reference-paged":
@@ -185,6 +201,13 @@ const junk = "this line is not JSON\n" +
 	"   \t\n" +
 	`{"level":"info","id":1,"msg":"a log record, not JSON-RPC"}` + "\n" +
 	"[INFO] starting up\n"
+
+// bannerLines are the three lines the banner modes write to stdout: a
+// coloured log line ending in CRLF, a line with a tab, and a long line with
+// a bell in it.
+var bannerLines = "\x1b[32mINFO\x1b[0m Listening on http://127.0.0.1:8080\r\n" +
+	"WARN\tno config file, using defaults\n" +
+	"\a" + strings.Repeat("x", 500) + "\n"
 
 // hugeLine returns a response to id whose result holds a string of size
 // bytes. The line carries decoy "id" members inside the result and inside

@@ -261,6 +261,10 @@ func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error { return c.f.W
 // to stderr so far.
 func (c *Conn) Stderr() string { return c.tail.String() }
 
+// Skipped implements transport.SkipReporter: a *SkippedLinesError if the
+// server wrote lines to stdout that are not JSON-RPC, else nil.
+func (c *Conn) Skipped() error { return c.f.Skipped() }
+
 // Pid returns the server's process id, which is also its process group id.
 func (c *Conn) Pid() int { return c.pid }
 

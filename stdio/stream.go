@@ -192,6 +192,8 @@ type framer struct {
 	closing   chan struct{} // closed by beginClose
 	closeOnce sync.Once
 
+	skips skipCount // lines skipped as not JSON-RPC (skipped.go)
+
 	// Hooks. endErr turns the reason r ended into the final Read error;
 	// closedErr is the error for calls after Close; lostErr turns a failed
 	// write into the error Write returns; closeStream releases the streams.
@@ -372,6 +374,11 @@ func (f *framer) readLines() error {
 			msg, derr := mcp.DecodeMessage(line)
 			if derr != nil {
 				f.log.Warn("stdio: the stream ended inside a line", "bytes", len(line))
+				if !json.Valid(line) {
+					// A banner without its newline, from a server that
+					// then exits, is a skipped line too.
+					f.skips.add(line)
+				}
 				return err
 			}
 			if !f.deliver(inbound{msg: msg}) {
@@ -503,6 +510,7 @@ func (f *framer) badMessage(line []byte, err error) (inbound, bool) {
 		f.log.Warn("stdio: malformed response", "id", id.String(), "error", err)
 		return inbound{err: &transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)}}, true
 	}
+	f.skips.add(line)
 	if !json.Valid(line) {
 		f.log.Warn("stdio: skipped a line that is not JSON", "bytes", len(line), "line", preview(line))
 		return inbound{}, false
@@ -510,6 +518,10 @@ func (f *framer) badMessage(line []byte, err error) (inbound, bool) {
 	f.log.Warn("stdio: skipped a JSON line that is not a JSON-RPC message", "bytes", len(line), "error", err, "line", preview(line))
 	return inbound{}, false
 }
+
+// Skipped implements transport.SkipReporter: a *SkippedLinesError if a
+// line read so far was skipped as not JSON-RPC, else nil.
+func (f *framer) Skipped() error { return f.skips.err() }
 
 // preview returns the start of a skipped line for a log record, as valid
 // UTF-8 and never longer than previewSize bytes.

@@ -63,3 +63,35 @@ func (e *AuthError) Unwrap() []error {
 	}
 	return []error{transport.ErrAuthRequired}
 }
+
+// ContentTypeError is a successful HTTP answer whose body is neither JSON
+// nor an event stream: a web page, a login portal or a proxy's notice where
+// the MCP endpoint was expected. It wraps transport.ErrNotMCP, so Connect
+// reports it at once instead of trying another era, or waiting out a
+// timeout for an answer that will never come.
+type ContentTypeError struct {
+	// Code is the HTTP status code (2xx).
+	Code int
+	// ContentType is the media type the server gave, "" if none.
+	ContentType string
+	// Body is the start of the body (at most a few KiB), for diagnostics.
+	Body string
+	// Method is the MCP method of the message that got this answer, or GET
+	// for a stream.
+	Method string
+}
+
+func (e *ContentTypeError) Error() string {
+	what := e.ContentType
+	if what == "" {
+		what = "a body with no Content-Type"
+	}
+	want := "JSON or an event stream"
+	if e.Method == http.MethodGet {
+		want = "an event stream"
+	}
+	return fmt.Sprintf("mcp http: %s: the server answered %s, not %s: is this the MCP endpoint?", e.Method, what, want)
+}
+
+// Unwrap returns transport.ErrNotMCP.
+func (e *ContentTypeError) Unwrap() error { return transport.ErrNotMCP }

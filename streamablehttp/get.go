@@ -36,8 +36,7 @@ func (c *Conn) get(ctx context.Context, lastID, sid string) (*http.Response, err
 		return nil, &StatusError{Code: resp.StatusCode, Body: readErrorBody(resp), Method: "GET"}
 	}
 	if ct := mediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		resp.Body.Close()
-		return nil, &StatusError{Code: resp.StatusCode, Body: "Content-Type " + ct + ", not text/event-stream", Method: "GET"}
+		return nil, &ContentTypeError{Code: resp.StatusCode, ContentType: ct, Body: readErrorBody(resp), Method: "GET"}
 	}
 	return resp, nil
 }
@@ -88,6 +87,12 @@ func (c *Conn) runGET(ctx context.Context, sid string, opened chan struct{}) {
 			var se *StatusError
 			if errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) {
 				c.log.Debug("mcp http: no standalone GET stream", "status", se.Code)
+				return
+			}
+			var cte *ContentTypeError
+			if errors.As(err, &cte) {
+				// Not a stream, and asking again brings the same page.
+				c.log.Debug("mcp http: no standalone GET stream", "err", err)
 				return
 			}
 			failures++

@@ -37,8 +37,12 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 	if err != nil {
 		return fail(err)
 	}
-	if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+	if resp.StatusCode != http.StatusOK {
 		return fail(&StatusError{Code: resp.StatusCode, Body: readErrorBody(resp), Method: "GET"})
+	}
+	if ct := mediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		// A web site's page at the URL (its POST refused with 405).
+		return fail(&ContentTypeError{Code: resp.StatusCode, ContentType: ct, Body: readErrorBody(resp), Method: "GET"})
 	}
 	endpoint := make(chan *url.URL, 1)
 	c.mu.Lock()

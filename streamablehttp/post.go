@@ -482,6 +482,19 @@ func (c *Conn) openRequest(r *request, body []byte, hdr http.Header) (*http.Resp
 			c.mu.Unlock()
 		}
 	}
+	if ct := mediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" && ct != "application/json" && resp.StatusCode != http.StatusAccepted {
+		// Neither of the two answers the protocol has for a request. A
+		// body (an HTML page from a portal or the wrong URL) fails the
+		// request now: left to wait, it would hold the call, and the
+		// handshake's probe, until their deadlines.
+		defer r.cancel()
+		if b := readErrorBody(resp); strings.TrimSpace(b) != "" {
+			return nil, &ContentTypeError{Code: resp.StatusCode, ContentType: ct, Body: b, Method: r.method}
+		}
+		// An empty 200: the answer comes on another stream (the GET
+		// stream, for some servers).
+		return nil, nil
+	}
 	return resp, nil
 }
 
@@ -499,8 +512,9 @@ func (c *Conn) readAnswer(r *request, resp *http.Response) {
 	case ct == "application/json":
 		c.readJSONBody(r, resp.Body, resp.ContentLength)
 	default:
-		// 202 or an empty 200: the answer will come on another stream
-		// (the GET stream, for some servers). Leave r registered.
+		// 202 (openRequest has taken every other answer that is neither):
+		// the answer will come on another stream (the GET stream, for
+		// some servers).
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 	}
 }

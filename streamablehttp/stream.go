@@ -133,7 +133,9 @@ func (c *Conn) resume(r *request, st *streamState) {
 			if r.ctx.Err() != nil {
 				return
 			}
-			if errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) || failures > c.opts.Reconnect.Attempts {
+			// A refusal, or a page that is not a stream, comes again.
+			refused := errors.As(err, &se) && (se.Code == http.StatusMethodNotAllowed || se.Code == http.StatusNotFound) || errors.Is(err, transport.ErrNotMCP)
+			if refused || failures > c.opts.Reconnect.Attempts {
 				c.fail(r, fmt.Errorf("resuming the response stream: %w (%w)", err, transport.ErrConnectionLost))
 				return
 			}

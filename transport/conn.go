@@ -80,12 +80,31 @@ var (
 	// ErrCapability: the server did not declare the capability the call
 	// needs, so tako did not send it.
 	ErrCapability = errors.New("mcp: server lacks capability")
+	// ErrNotMCP: the peer answered with something that is not MCP at all,
+	// such as a web page or a login portal where the MCP endpoint was
+	// expected (*streamablehttp.ContentTypeError wraps it). The handshake
+	// stops at it instead of trying another era: no era would do better.
+	ErrNotMCP = errors.New("mcp: the peer does not speak MCP")
 	// ErrRequestLost: the request or its answer was lost in transit (a
 	// 2026-07-28 response stream broke before the response). A Conn reports
 	// it as a MessageError for that request's id; the engine re-sends the
 	// request with a new id, at most twice.
 	ErrRequestLost = errors.New("mcp request lost in transit")
 )
+
+// SkipReporter is implemented by Conns that skip what their peer sends when
+// it is not a message at all, rather than failing on it: stdio passes over
+// lines on stdout that are not JSON-RPC (a banner, log lines), as the
+// checklist asks (§3.3). When the handshake fails, Connect adds what was
+// skipped to its error, so that a server that wrote its logs to stdout and
+// nothing else is told apart from one that was only slow, without a debug
+// log.
+type SkipReporter interface {
+	Conn
+	// Skipped returns an error that says what the Conn has skipped so far,
+	// or nil if it skipped nothing.
+	Skipped() error
+}
 
 // MessageError reports one message the Conn could not deliver (too large, or
 // not JSON-RPC) without ending the connection. ID is the id of the response

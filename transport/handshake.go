@@ -67,9 +67,17 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 			err = werr
 		}
 		if err == nil {
-			var r mcp.DiscoverResult
-			if err := json.Unmarshal(res, &r); err != nil {
-				return false, fmt.Errorf("%w: server/discover result: %v", ErrProtocol, err)
+			r, err := mcp.DecodeDiscoverResult(res)
+			if err != nil {
+				if pinned {
+					return false, fmt.Errorf("%w: %w", ErrProtocol, err)
+				}
+				// A success that is not a DiscoverResult: a legacy server
+				// that answers methods it does not know with {} (or any
+				// other result) is no evidence of the modern era.
+				s.log.Debug("mcp: server/discover answered with something else; trying initialize", "err", err)
+				s.clearModern()
+				return false, nil
 			}
 			if len(r.SupportedVersions) > 0 && !slices.Contains(r.SupportedVersions, version) {
 				if v := newestModern(r.SupportedVersions); v != "" && attempt == 0 && !pinned {
@@ -128,6 +136,11 @@ func (s *Session) discover(ctx context.Context, version string, pinned bool) (do
 			// challenge and report the wrong failure (ErrUnsupportedVersion).
 			// An auth layer in the Conn has already had its chance to
 			// authorize and send the probe again.
+			return false, err
+		case errors.Is(err, ErrNotMCP):
+			// A web page where the endpoint should be: initialize would
+			// get the same page, or wait out a timeout for an answer that
+			// will never come.
 			return false, err
 		case s.Err() != nil:
 			// The connection itself died: nothing to fall back on.

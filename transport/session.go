@@ -171,13 +171,18 @@ type subscriber struct {
 // Connect runs the handshake over conn and returns a ready Session.
 //
 // Era detection follows the checklist (§1B.11): unless Options pins a legacy
-// revision, Connect first sends server/discover. A DiscoverResult, or a
-// -32022 error listing versions, means a 2026-07-28 server; any other error,
-// or silence for Options.ProbeTimeout, means a legacy server, which gets
-// initialize and notifications/initialized.
+// revision, Connect first sends server/discover. A DiscoverResult (checked
+// by mcp.DecodeDiscoverResult), or a -32022 error listing versions, means a
+// 2026-07-28 server; any other result or error, or silence for
+// Options.ProbeTimeout, means a legacy server, which gets initialize and
+// notifications/initialized. With a 2026-07-28 revision pinned, an answer
+// that is not a DiscoverResult fails with ErrProtocol. An error wrapping
+// ErrAuthRequired or ErrNotMCP ends the probe at once: neither says
+// anything of the server's era.
 //
 // Connect takes ownership of conn: if the handshake fails, conn is closed
-// (and for stdio its process group ended) before Connect returns.
+// (and for stdio its process group ended) before Connect returns. If conn
+// is a SkipReporter that skipped something, the error says what.
 func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 	s := newSession(conn, opts)
 	if err := s.handshake(ctx); err != nil {
@@ -188,6 +193,12 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 		cancel()
 		if s.Err() != nil && !errors.Is(s.Err(), ErrClosed) && !errors.Is(err, s.Err()) {
 			err = fmt.Errorf("%w (%w)", err, s.Err())
+		}
+		// Asked after the close, when the Conn has read all it will.
+		if sr, ok := conn.(SkipReporter); ok {
+			if skipped := sr.Skipped(); skipped != nil {
+				err = fmt.Errorf("%w (%w)", err, skipped)
+			}
 		}
 		return nil, fmt.Errorf("mcp handshake: %w", err)
 	}

@@ -46,6 +46,24 @@ func httpFailure(e *streamablehttp.StatusError) string {
 	return msg
 }
 
+// contentTypeFailure says that a successful HTTP answer was not MCP (a web
+// page, a login portal), with the page's title, as httpFailure does for a
+// status.
+func contentTypeFailure(e *streamablehttp.ContentTypeError) string {
+	what := e.ContentType
+	if what == "" {
+		what = "a body with no Content-Type"
+	}
+	if s := pageSummary(e.Body); s != "" {
+		what += " (" + truncate(s, 80) + ")"
+	}
+	want := "JSON or an event stream"
+	if e.Method == http.MethodGet {
+		want = "an event stream"
+	}
+	return fmt.Sprintf("the server answered %s, not %s: is the URL the server's MCP endpoint (often /mcp)?", what, want)
+}
+
 var (
 	titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 	h1RE    = regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,19 +37,33 @@ const (
 	// every kind, and structured content.
 	helperContent = `{"content":[{"type":"text","text":"first"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"audio","data":"AAAAAA==","mimeType":"audio/wav"},{"type":"resource_link","uri":"file:///tmp/report.txt","name":"report"},{"type":"resource","resource":{"uri":"mem://note","mimeType":"text/plain","text":"embedded note"}},{"type":"resource","resource":{"uri":"mem://bin","blob":"AAEC"}}],"structuredContent":{"ok":true},"x-extra":{"kept":true}}`
 
+	// helperUsage is what a program that is not an MCP server prints on
+	// stdout: lines in colour, with a tab.
+	helperUsage = "\x1b[1mUsage:\x1b[0m helper [--port N]\n\t--port N\tlisten on port N\n"
+
 	helperDieStderr  = "helper: fatal: dying on purpose"
 	helperHangStderr = "helper: hang: the call arrived"
 )
 
 // helperMain runs the helper server in the given mode and returns the exit
 // status. Modes: "server" serves the tools above; "die-at-start" writes a
-// few lines on stderr and exits with status 4 before reading anything.
+// few lines on stderr and exits with status 4 before reading anything;
+// "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
+// status 2; "logs-on-stdout" writes the same lines and then answers
+// nothing.
 func helperMain(mode string) int {
 	switch mode {
 	case "die-at-start":
 		fmt.Fprintln(os.Stderr, "helper: starting")
 		fmt.Fprintln(os.Stderr, "helper: cannot open /etc/helper.conf: no such file or directory")
 		return 4
+	case "usage-on-stdout":
+		os.Stdout.WriteString(helperUsage)
+		return 2
+	case "logs-on-stdout":
+		os.Stdout.WriteString(helperUsage)
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	case "server":
 	case "stubborn":
 		// The server, which outlives its stdin and ignores SIGTERM.

@@ -206,11 +206,14 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		exitErr   *stdio.ExitError
 		rpcErr    *mcp.Error
 		statusErr *streamablehttp.StatusError
+		typeErr   *streamablehttp.ContentTypeError
+		skipped   *stdio.SkippedLinesError
 		why       string
 	)
 	if msg, ok := authFailure(err); ok {
 		return &failure{msg: msg, err: err}
 	}
+	errors.As(err, &skipped)
 	if name, ok := strings.CutPrefix(stage, "start "); ok {
 		if w, ok := startFailure(name, err); ok {
 			return &failure{msg: "cannot start " + w, err: err}
@@ -222,20 +225,30 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 	case errors.Is(opCtx.Err(), context.DeadlineExceeded):
 		why = fmt.Sprintf("timed out after %v (see --timeout)", timeout)
 	case errors.As(err, &exitErr):
-		why = describeExit(exitErr)
+		why = describeExit(exitErr, skipped)
+		skipped = nil
+	case errors.As(err, &typeErr):
+		// Before StatusError: a 405 to the POST and then a page for the
+		// 2024-11-05 GET is best told by the page.
+		why = contentTypeFailure(typeErr)
 	case errors.As(err, &statusErr):
 		why = httpFailure(statusErr)
 	case errors.As(err, &rpcErr):
 		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
 	default:
 		why = err.Error()
+		skipped = nil // the error says it already
+	}
+	if skipped != nil && ctx.Err() == nil {
+		why += "; " + skipped.Summary()
 	}
 	return &failure{msg: stage + ": " + why, err: err}
 }
 
 // describeExit says how the server process ended, with the last lines it
 // wrote on stderr: that is where a server says why it could not start.
-func describeExit(e *stdio.ExitError) string {
+// skipped, when not nil, is what it wrote on stdout that was not JSON-RPC.
+func describeExit(e *stdio.ExitError, skipped *stdio.SkippedLinesError) string {
 	msg := fmt.Sprintf("the server exited with status %d", e.ExitCode)
 	if e.Signal != "" {
 		msg = "the server was killed by " + e.Signal
@@ -247,11 +260,17 @@ func describeExit(e *stdio.ExitError) string {
 		}
 	}
 	if len(lines) == 0 {
+		if skipped != nil {
+			return msg + " and wrote nothing on stderr; " + skipped.Summary()
+		}
 		return msg + " and wrote nothing on stderr (-v shows what it wrote on stdout)"
 	}
 	tail := tellingStderr(lines)
 	if r := []rune(tail); len(r) > 200 {
 		tail = string(r[:199]) + "…"
+	}
+	if skipped != nil {
+		return msg + ": " + tail + "; " + skipped.Summary()
 	}
 	return msg + ": " + tail
 }

@@ -9,6 +9,11 @@
 #   - 0.2.0-alpha.12 --requirements 2025-11-25: the required client
 #     scenarios and the client scenarios it runs but does not score (25);
 #   - 0.2.0-alpha.12 --requirements 2026-07-28: likewise (39).
+# Each set runs twice: once through the SDK's own negotiation (the client
+# pins no revision: server/discover, then initialize for a legacy server,
+# as for any program with default options; label .../negotiated), and once
+# with the revision pinned (label .../pinned: the one the 0.2.0-alpha suite
+# names, 2025-11-25 for 0.1.16, which names none).
 # The lists come from the suites' own `list` command, checked against those
 # counts so that a list that silently shrinks fails the run. A requirement
 # set cannot be combined with --scenario, so each of its scenarios runs with
@@ -23,8 +28,10 @@
 # check that the client did NOT do something passes for a client that
 # never starts), does not count.
 #
-# CONFORMANCE_ONLY, when set, replaces the three sets with its own entries,
-# one a line: "SUITE|SCENARIO|FLAGS" with SUITE 0.1.16 or 0.2.0-alpha.12.
+# CONFORMANCE_ONLY, when set, replaces the sets with its own entries, one a
+# line: "SUITE|SCENARIO|FLAGS|CLIENT_FLAGS" with SUITE 0.1.16 or
+# 0.2.0-alpha.12; CLIENT_FLAGS (optional) are the client's own, such as
+# "-protocol negotiate".
 # conformance_test.go uses it to check, on a few scenarios, that a client
 # that does nothing fails.
 #
@@ -54,14 +61,14 @@ stable=$root/node_modules/@modelcontextprotocol/conformance/dist/index.js
 next=$root/node_modules/conformance-next/dist/index.js
 suite() { (cd "$here" && node --import ./register.mjs "$@"); }
 
-# entries: label|script|scenario|extra flags
+# entries: label|script|scenario|suite flags|client flags
 entries=()
-add_set() { # label script want flags... (scenario names on stdin)
-  local label=$1 script=$2 want=$3 n=0 name
-  shift 3
+add_set() { # label script want "client flags" suite flags... (scenario names on stdin)
+  local label=$1 script=$2 want=$3 cflags=$4 n=0 name
+  shift 4
   while read -r name; do
     [ -n "$name" ] || continue
-    entries+=("$label|$script|$name|$*")
+    entries+=("$label|$script|$name|$*|$cflags")
     n=$((n + 1))
   done
   if [ "$n" -ne "$want" ]; then
@@ -71,36 +78,39 @@ add_set() { # label script want flags... (scenario names on stdin)
 }
 listing_failed=0
 if [ -n "${CONFORMANCE_ONLY:-}" ]; then
-  while IFS='|' read -r set name flags; do
+  while IFS='|' read -r set name flags cflags; do
     [ -n "$set" ] || continue
     case $set in
       0.1.16) script=$stable ;;
       0.2.0-alpha.12) script=$next ;;
       *) echo "FAIL  CONFORMANCE_ONLY: unknown suite $set"; listing_failed=1; continue ;;
     esac
-    entries+=("$set|$script|$name|$flags")
+    entries+=("$set|$script|$name|$flags|$cflags")
   done <<<"$CONFORMANCE_ONLY"
 else
-  add_set "0.1.16" "$stable" 26 < <(suite "$stable" list --client | awk '/^  - /{print $2}')
+  names=$(suite "$stable" list --client | awk '/^  - /{print $2}')
+  add_set "0.1.16/negotiated" "$stable" 26 "" <<<"$names"
+  add_set "0.1.16/pinned" "$stable" 26 "-protocol 2025-11-25" <<<"$names"
   for rev in 2025-11-25 2026-07-28; do
     want=25; [ "$rev" = 2026-07-28 ] && want=39
-    add_set "0.2.0-alpha.12/$rev" "$next" "$want" --spec-version "$rev" --force < <(
-      suite "$next" list --requirements "$rev" |
-        awk '/^Client scenarios/{c=1;next} /^$/{c=0} c&&/^  - /{print $2} /\[client\]$/{print $2}')
+    names=$(suite "$next" list --requirements "$rev" |
+      awk '/^Client scenarios/{c=1;next} /^$/{c=0} c&&/^  - /{print $2} /\[client\]$/{print $2}')
+    add_set "0.2.0-alpha.12/$rev/negotiated" "$next" "$want" "-protocol negotiate" --spec-version "$rev" --force <<<"$names"
+    add_set "0.2.0-alpha.12/$rev/pinned" "$next" "$want" "" --spec-version "$rev" --force <<<"$names"
   done
 fi
 
 # run_one INDEX ENTRY: runs one scenario, writes "PASS ..." or "FAIL ..."
 # (with the failing checks) to $tmp/result.INDEX.
 run_one() {
-  local i=$1 label script scenario flags dir log rc checks succ bad requests
-  IFS='|' read -r label script scenario flags <<<"$2"
+  local i=$1 label script scenario flags cflags dir log rc checks succ bad requests
+  IFS='|' read -r label script scenario flags cflags <<<"$2"
   dir=$out/${label//\//_}/${scenario//\//_}
   log=$dir.log
   mkdir -p "$dir"
   # shellcheck disable=SC2086 # flags is a list of words
   TAKO_CONFORMANCE_REQUESTS=$dir.requests \
-    suite "$script" client --command "$client" --scenario "$scenario" $flags -o "$dir" >"$log" 2>&1
+    suite "$script" client --command "$client${cflags:+ $cflags}" --scenario "$scenario" $flags -o "$dir" >"$log" 2>&1
   rc=$?
   requests=$(cat "$dir.requests" 2>/dev/null || echo 0)
   checks=$(find "$dir" -name checks.json | head -n 1)

@@ -2,20 +2,26 @@
 // MCP conformance suite (@modelcontextprotocol/conformance). It follows the
 // suite's client contract: the server URL is the last argument, the scenario
 // comes in MCP_CONFORMANCE_SCENARIO, the protocol revision to speak in
-// MCP_CONFORMANCE_PROTOCOL_VERSION (2025-11-25 when unset, as the 0.1.x
-// suites do not set it), scenario data in MCP_CONFORMANCE_CONTEXT; it exits
-// 0 when the scenario's work is done. Diagnostics go to stderr.
+// MCP_CONFORMANCE_PROTOCOL_VERSION, scenario data in MCP_CONFORMANCE_CONTEXT;
+// it exits 0 when the scenario's work is done. Diagnostics go to stderr.
 //
-// It is built on tako alone: streamablehttp.Dial and transport.Connect, with
-// the protocol revision pinned to the one the suite asks for, and the auth
-// package for every authorization scenario (authConfig maps the suite's
-// context onto an auth.Config, as any program would map its own settings).
+//	conformance-client [-protocol negotiate|REVISION] URL
+//
+// It is built on tako alone: streamablehttp.Dial and transport.Connect, and
+// the auth package for every authorization scenario (authConfig maps the
+// suite's context onto an auth.Config, as any program would map its own
+// settings). The protocol revision is pinned to the one the suite asks for,
+// or to -protocol's. When the suite names none (the 0.1.x suites) or with
+// -protocol negotiate, nothing is pinned and the SDK negotiates as it does
+// for any program with default options: server/discover, then initialize
+// for a legacy server. run.sh runs every scenario both ways.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -36,14 +42,23 @@ func main() {
 }
 
 func run() error {
-	if len(os.Args) < 2 {
-		return errors.New("usage: conformance-client URL (with MCP_CONFORMANCE_SCENARIO set)")
+	flags := flag.NewFlagSet("conformance-client", flag.ContinueOnError)
+	protocol := flags.String("protocol", "", `"negotiate" to pin no revision whatever the suite asks for, or the revision to pin`)
+	if err := flags.Parse(os.Args[1:]); err != nil {
+		return err
 	}
-	url := os.Args[len(os.Args)-1]
+	if flags.NArg() != 1 {
+		return errors.New("usage: conformance-client [-protocol negotiate|REVISION] URL (with MCP_CONFORMANCE_SCENARIO set)")
+	}
+	url := flags.Arg(0)
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
-	if version == "" {
-		version = mcp.Version20251125
+	switch *protocol {
+	case "":
+	case "negotiate":
+		version = ""
+	default:
+		version = *protocol
 	}
 	// The suite kills a client after 30 s; end first, with a message.
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
