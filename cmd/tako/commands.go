@@ -159,15 +159,20 @@ config directory; $TAKO_SHELL_HISTORY names another file, "off" or
   tako shell --stdio "npx -y @modelcontextprotocol/server-everything"
   tako shell --config mcp.json --log-level info`},
 	"login": {
-		synopsis: "tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL",
-		help: `Authorizes tako at the MCP server at URL (OAuth 2.1), in the browser or with
-client credentials ($TAKO_CLIENT_SECRET); later --http and --ws calls to URL
-send the tokens. tako logout URL forgets them.
+		synopsis: "tako login [--scope S] [--dpop] [--no-browser] [--timeout D] URL\ntako login --client-credentials --client-id ID [--client-secret-env VAR] URL",
+		help: `Runs a new OAuth 2.1 login at the MCP server at URL, in the browser ($BROWSER)
+or with client credentials (the secret in $TAKO_CLIENT_SECRET), and stores the
+tokens; later --http and --ws calls to URL send and refresh them. --scope asks
+for a wider scope (a step-up), --dpop binds the tokens to a key stored with
+them, --timeout (5m) bounds the time at the browser. Tokens are kept in plain
+text, mode 0600, under the user's config directory or $TAKO_AUTH_DIR.
 
-  tako login https://mcp.example.com/mcp`},
+  tako login https://mcp.example.com/mcp
+  tako login --scope "mcp:read mcp:write" https://mcp.example.com/mcp`},
 	"logout": {
 		synopsis: "tako logout URL",
-		help: `Forgets the tokens tako login stored for URL.
+		help: `Revokes the tokens tako login stored for URL at the server (when it offers
+revocation; it says so when the server cannot be reached) and forgets them.
 
   tako logout https://mcp.example.com/mcp`},
 }

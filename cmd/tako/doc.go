@@ -15,7 +15,8 @@
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
 //	tako agent ... --config FILE [--server NAME ...] "PROMPT"
 //	tako shell SERVER... [--no-history]
-//	tako login [--client-credentials --client-id ID] [--scope S] [--no-browser] URL
+//	tako login [--scope S] [--dpop] [--no-browser] [--timeout D] URL
+//	tako login --client-credentials --client-id ID [--scope S] URL
 //	tako logout URL
 //	tako help [CMD | all]
 //
@@ -38,13 +39,18 @@
 // names another file ("off" for none), as does --no-history.
 //
 // "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
-// the browser ($BROWSER when set; the URL is printed when no browser can
-// be opened) and waits for the redirect to a loopback address, or with
-// --client-credentials uses client ID and the secret in $TAKO_CLIENT_SECRET.
-// The tokens are kept under the user's configuration directory (or
-// $TAKO_AUTH_DIR), one file per server and authorization server, mode
-// 0600; later --http and --ws calls to URL send them and refresh them.
-// "logout" forgets them. A failed authorization exits with status 3.
+// the browser ($BROWSER when set; --no-browser, or no browser to open,
+// prints the URL) and waits, up to --timeout (5m), for the redirect to a
+// loopback address; or with --client-credentials uses --client-id and the
+// secret in $TAKO_CLIENT_SECRET (--client-secret-env names another
+// variable). It always runs a new login: --scope "A B" asks for that scope
+// (a step-up), --dpop binds the tokens to a key kept with them. The tokens
+// are kept under the user's configuration directory (or $TAKO_AUTH_DIR),
+// one file per server and authorization server, mode 0600, in plain text;
+// later --http and --ws calls to URL send them and refresh them. A server
+// that refuses a call for lack of scope opens the browser for the step-up
+// when a person is at the terminal. "logout" revokes the tokens at the
+// server, where it can, and forgets them.
 //
 // "tools" prints the server's tools as a table: the name, the hints, and
 // the title and the first line of the description. HINTS shows the
@@ -194,9 +200,11 @@
 //
 // Exit status: 0 on success; 1 when the tool reports an error (its content
 // is printed all the same); 2 on a usage error; 3 when the server cannot be
-// started or reached, breaks the protocol or answers with an error, when the
-// timeout expires, or when tako is interrupted. Every failure prints one
-// line on stderr that starts with "tako: ".
+// started or reached, breaks the protocol or answers with an error, when
+// an authorization fails, when the timeout expires, or when tako is
+// interrupted; 4 when the server wants a login tako cannot run on its own
+// (the message names the tako login command to run). Every failure prints
+// one line on stderr that starts with "tako: ".
 //
 // Examples:
 //

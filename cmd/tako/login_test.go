@@ -211,3 +211,29 @@ func TestLoginChromium(t *testing.T) {
 		`--disable-background-networking --disable-component-update --disable-sync --no-first-run `+
 		`--user-data-dir="`+profile+`" --dump-dom "$1" >/dev/null 2>&1`))
 }
+
+// TestLoginFlagsAfterURL: login and logout take their flags before or
+// after the URL, and --help, as every command does. Before the fix
+// `login URL --no-browser` was a usage error, `login --help` a flag error
+// and `logout --help` took --help for the URL.
+func TestLoginFlagsAfterURL(t *testing.T) {
+	u, _ := authServer(t)
+	t.Setenv(authDirEnv, t.TempDir())
+	t.Setenv("BROWSER", browserScript(t, "exit 1")) // must not be opened
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"login", u, "--no-browser", "--timeout", "1s"}, &out, &errb)
+	if code != exitFailure || !strings.Contains(errb.String(), "Open this URL in a browser") || !strings.Contains(errb.String(), "timed out") {
+		t.Errorf("login URL --no-browser --timeout 1s: exit %d, stderr %q", code, errb.String())
+	}
+	for _, args := range [][]string{{"login", "--help"}, {"logout", "--help"}, {"login", u, "--help"}} {
+		out.Reset()
+		errb.Reset()
+		if code := run(context.Background(), args, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Usage:\n  tako "+args[0]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"logout", u}, &out, &errb); code != 0 || out.String() != "not logged in to "+u+"\n" {
+		t.Errorf("logout when not logged in: exit %d %q", code, out.String())
+	}
+}
