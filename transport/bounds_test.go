@@ -78,6 +78,7 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
 	s := connect(t, conn, &transport.Options{MaxQueuedNotifications: 100})
 	block := make(chan struct{})
+	defer close(block)
 	var got atomic.Int64
 	first := make(chan struct{})
 	unsub := s.Subscribe(func(n mcp.Notification) {
@@ -95,7 +96,7 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 		}
 	}
 	send(0)
-	<-first // the subscriber now blocks with one notification taken
+	within(t, first, "the first notification") // the subscriber now blocks with it
 	for i := 1; i < n; i++ {
 		send(i)
 	}
@@ -107,22 +108,23 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 	if d := s.DroppedNotifications(); d != n-1-100 {
 		t.Fatalf("dropped %d, want %d (all but the one taken and the 100 queued)", d, n-1-100)
 	}
-	close(block)
 }
 
-// waitForResponse blocks until the server has received the client's
-// response to id.
+// waitForResponse waits until the server has received the client's
+// response to id, and fails the test after fakeWait.
 func (f *fakeServer) waitForResponse(id mcp.ID) *mcp.Message {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for {
+	f.t.Helper()
+	var resp *mcp.Message
+	f.waitUntil("the response to "+id.String(), func() bool {
 		for _, m := range f.seen {
 			if m.IsResponse() && m.ID == id {
-				return m
+				resp = m
+				return true
 			}
 		}
-		f.arrived.Wait()
-	}
+		return false
+	})
+	return resp
 }
 
 // connectLegacyOverPipe runs the legacy handshake with a server end that
@@ -148,7 +150,7 @@ func connectLegacyOverPipe(t *testing.T, client, server transport.Conn, opts *tr
 	}()
 	opts.ProtocolVersion = mcp.Version20251125
 	s := connect(t, client, opts)
-	<-done
+	within(t, done, "the server end to see notifications/initialized")
 	t.Cleanup(func() { server.Close() })
 	return s
 }
