@@ -44,6 +44,10 @@ type budget struct {
 	waiters int
 	// holders are the streams holding bytes, by the seq of their message.
 	holders map[*budgetReader]int64
+	// waited, when set (tests only), is called each time a stream stops
+	// to wait for the others: the one sign, short of a timer, that the
+	// budget has taken effect.
+	waited func()
 }
 
 func newBudget(limit int) *budget {
@@ -81,7 +85,11 @@ func (b *budget) reserve(s *budgetReader, n int64) error {
 		}
 		wake := b.wake
 		b.waiters++
+		waited := b.waited
 		b.mu.Unlock()
+		if waited != nil {
+			waited()
+		}
 		var err error
 		select {
 		case <-wake:
