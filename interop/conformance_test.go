@@ -3,6 +3,8 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +107,71 @@ func TestConformanceIdleClientFails(t *testing.T) {
 			t.Errorf("run.sh did not report %s as failed:\n%s", name, text)
 		}
 	}
+}
+
+// TestConformanceNoSuccessCheckFails: run.sh does not count a scenario
+// whose checks.json has no SUCCESS check. The client here makes one
+// request (a ping, where the scenario wants initialize) and exits 0, so
+// the suite itself passes initialize (exit 0, no FAILURE or WARNING, only
+// INFO checks) and the request count is met: only the SUCCESS rule fails
+// it, and the test asserts that this is the one reason given. (The idle
+// client of TestConformanceIdleClientFails makes no request, so the
+// request rule caught it alone, and removing the SUCCESS rule passed.)
+func TestConformanceNoSuccessCheckFails(t *testing.T) {
+	bash := conformanceSuite(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary is the client: TestMain sees touchClientEnv.
+	client := filepath.Join(t.TempDir(), "touch-client")
+	script := fmt.Sprintf("#!/bin/sh\nexport %s=1\nexec '%s' \"$@\"\n", touchClientEnv, exe)
+	if err := os.WriteFile(client, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, filepath.Join("conformance", "run.sh"), client)
+	cmd.Env = append(os.Environ(), "CONFORMANCE_OUT="+t.TempDir(), "CONFORMANCE_ONLY=0.1.16|initialize|")
+	out, err := cmd.CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err == nil || !strings.HasSuffix(text, "0 passed, 1 failed") {
+		t.Errorf("run.sh with a client that pings and stops (%v): want initialize failed, got:\n%s", err, text)
+	}
+	if !regexp.MustCompile(`(?m)^FAIL  0\.1\.16  initialize \(exit 0, no SUCCESS check\)$`).MatchString(text) {
+		t.Errorf("want initialize failed for no SUCCESS check alone (exit 0, a request made), got:\n%s", text)
+	}
+}
+
+// touchClientEnv, set in the environment of the test binary, makes it the
+// client of TestConformanceNoSuccessCheckFails instead of running tests.
+const touchClientEnv = "TAKO_INTEROP_TOUCH_CLIENT"
+
+// touchClient posts one ping to the server URL the suite passes last in
+// args and exits 0, whatever the answer.
+func touchClient(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "touch client: no server URL")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, args[len(args)-1], body)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "touch client:", err)
+		return 2
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "touch client:", err)
+		return 2
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return 0
 }
 
 // TestConformanceElicitationDefaults runs elicitation-sep1034-client-defaults

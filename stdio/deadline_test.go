@@ -17,8 +17,10 @@ import (
 // on stdio". Connect with a deadline against a server that answers
 // nothing and ignores SIGTERM returned only after the whole shutdown
 // sequence (2 s past the deadline, 4 s when SIGTERM is ignored). The
-// deadline is now kept: the process group is killed at once, and no
-// process is left.
+// deadline is now kept: the process group is killed at once (Abort), and
+// no process is left by the time Connect returns, with the graceful
+// shutdown's 4 s still to run. (Checked before Close, which would wait
+// those out and hide a deadline path that only returned early.)
 func TestConnectDeadlineKeptAgainstSilentStubbornServer(t *testing.T) {
 	c := startServer(t, "silentstubborn", stdio.Options{StdinGrace: 2 * time.Second, TermGrace: 2 * time.Second})
 	const deadline = 500 * time.Millisecond
@@ -33,15 +35,26 @@ func TestConnectDeadlineKeptAgainstSilentStubbornServer(t *testing.T) {
 	if elapsed > deadline+500*time.Millisecond {
 		t.Fatalf("Connect returned %v after its %v deadline", elapsed-deadline, deadline)
 	}
-	c.Close() // waits for the shutdown the failed Connect began
-	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("server still there after the failed Connect: %v", err)
+	requireGone(t, c.Pid(), "Connect returned at its deadline")
+	c.Close()
+}
+
+// requireGone fails the test unless the process pid and its group are
+// gone (and reaped) when what happened.
+func requireGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("%s, and the server (pid %d) is still there: kill(pid, 0) = %v", what, pid, err)
+	}
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("%s, and the server's process group is still there: kill(-pid, 0) = %v", what, err)
 	}
 }
 
 // TestCloseContextKillsAtTheDeadline: a Session closed with a context
 // that ends before a stubborn server's graceful shutdown kills its group
-// then and returns, instead of running the graces out.
+// then and returns, instead of running the graces out: the server is gone
+// when CloseContext returns, not only once Close has waited.
 func TestCloseContextKillsAtTheDeadline(t *testing.T) {
 	c := startServer(t, "stubbornreference", stdio.Options{StdinGrace: 2 * time.Second, TermGrace: 2 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -60,8 +73,6 @@ func TestCloseContextKillsAtTheDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("CloseContext: %v, want the context's error", err)
 	}
+	requireGone(t, c.Pid(), "CloseContext returned at its deadline")
 	c.Close()
-	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("server still there: %v", err)
-	}
 }

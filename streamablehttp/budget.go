@@ -36,7 +36,6 @@ type budget struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
-	peak  int64 // the most ever in use, for tests
 	seq   int64 // orders streams by when their current message began
 	// wake is closed, and made anew, by a release while waiters > 0: a
 	// channel per release would be an allocation per message.
@@ -44,6 +43,10 @@ type budget struct {
 	waiters int
 	// holders are the streams holding bytes, by the seq of their message.
 	holders map[*budgetReader]int64
+	// waited, when set (tests only), is called each time a stream stops
+	// to wait for the others: the one sign, short of a timer, that the
+	// budget has taken effect.
+	waited func()
 }
 
 func newBudget(limit int) *budget {
@@ -74,14 +77,17 @@ func (b *budget) reserve(s *budgetReader, n int64) error {
 		b.mu.Lock()
 		if b.used+n <= b.limit || b.oldest(s) {
 			b.used += n
-			b.peak = max(b.peak, b.used)
 			s.held += n
 			b.mu.Unlock()
 			return nil
 		}
 		wake := b.wake
 		b.waiters++
+		waited := b.waited
 		b.mu.Unlock()
+		if waited != nil {
+			waited()
+		}
 		var err error
 		select {
 		case <-wake:
@@ -117,13 +123,6 @@ func (b *budget) release(s *budgetReader, n int64, next bool) {
 		b.wake = make(chan struct{})
 	}
 	b.mu.Unlock()
-}
-
-// peakUse reports the most bytes ever held at once.
-func (b *budget) peakUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.peak
 }
 
 // budgetReader is one stream's body, read within the Conn's budget.

@@ -66,7 +66,8 @@ package streamablehttp
 // with *RedirectError: a 307 replays the POST with every header, and the
 // caller's credentials, API keys and the session id must never reach a host
 // they were not meant for (DESIGN.md rule 6). Same-origin redirects are
-// followed.
+// followed. The 2024-11-05 endpoint event is held to the same rule
+// (oldsse.go).
 //
 // Shutdown. Close cancels the Conn's context, which ends every POST, stream
 // and reconnect wait at once (a server that trickles bytes cannot hold a
@@ -416,6 +417,7 @@ func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.q.setPush(deliver) }
 // (wrapping transport.ErrAuthRequired) for 401/403 the Auth hooks did not
 // resolve, an error wrapping transport.ErrSessionExpired for a 404 on a
 // legacy session, *RedirectError for a redirect to another origin,
+// *EndpointOriginError for a 2024-11-05 endpoint event on another origin,
 // transport.ErrClosed after Close.
 func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 	return c.WriteRequest(ctx, msg, nil)

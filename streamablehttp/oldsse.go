@@ -17,6 +17,18 @@ import (
 // message to; every server message (responses included) arrives on that
 // stream. The Conn switches to it, transparently for the engine, when the
 // server refuses the initialize POST with 400, 404 or 405.
+//
+// The endpoint event is the server's word, and the server may be hostile:
+// every message, with the caller's headers and credentials, goes where it
+// says. So it must name the origin of the URL the caller gave (scheme, host
+// and port); one on another origin is refused with *EndpointOriginError and
+// the stream closed, before any message is posted, as a redirect to another
+// origin is (DESIGN.md rule 6). Using it without credentials was weighed
+// and dropped: the spec's endpoint is the server's own message path, the
+// SDKs' servers send a path on their own origin, a server that needs the
+// caller's credentials would fail there anyway, and the caller's Header is
+// as much a secret (an API key) as the token, so "without credentials"
+// would mean without the caller's headers too: a mode nobody has asked for.
 
 // oldSSE is the state of a Conn switched to the 2024-11-05 transport.
 type oldSSE struct {
@@ -44,7 +56,7 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 		// A web site's page at the URL (its POST refused with 405).
 		return fail(&ContentTypeError{Code: resp.StatusCode, ContentType: ct, Body: readErrorBody(resp), Method: "GET"})
 	}
-	endpoint := make(chan *url.URL, 1)
+	endpoint := make(chan endpointEvent, 1)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -57,10 +69,14 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 
 	var u *url.URL
 	select {
-	case u = <-endpoint:
-		if u == nil {
+	case ev, ok := <-endpoint:
+		switch {
+		case !ok:
 			return fail(fmt.Errorf("the SSE stream ended before its endpoint event: %w", transport.ErrConnectionLost))
+		case ev.err != nil:
+			return fail(ev.err)
 		}
+		u = ev.u
 	case <-r.ctx.Done():
 		return context.Cause(r.ctx)
 	}
@@ -73,12 +89,31 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 	return old.postBody(r.ctx, c, r.method, body)
 }
 
+// EndpointOriginError is a 2024-11-05 endpoint event the Conn refused: it
+// named another origin than the URL the Conn was given, and every message
+// posted there would carry the caller's headers and credentials.
+type EndpointOriginError struct {
+	From, To string // origins, scheme://host:port: the Conn's and the event's
+}
+
+func (e *EndpointOriginError) Error() string {
+	return fmt.Sprintf("mcp http: refusing the HTTP+SSE endpoint event of %s: it names another origin, %s, and credentials and headers stay with their origin", e.From, e.To)
+}
+
+// endpointEvent is what runOldStream makes of the endpoint event: the URL
+// to post to, or why it was refused.
+type endpointEvent struct {
+	u   *url.URL
+	err error
+}
+
 // runOldStream reads the 2024-11-05 SSE stream. Its end ends the
-// connection (the transport has no resumption).
-func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- *url.URL) {
+// connection (the transport has no resumption). An endpoint event on
+// another origin ends it at once.
+func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- endpointEvent) {
 	defer c.wg.Done()
 	defer resp.Body.Close()
-	sent := false
+	sent, refused := false, false
 	base := resp.Request.URL
 	err := c.readEvents(c.ctx, resp.Body, &streamState{}, nil, func(ev event) {
 		if ev.typ != "endpoint" || sent {
@@ -90,10 +125,21 @@ func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- *url.URL) {
 			return
 		}
 		sent = true
-		endpoint <- u
+		if from, to := origin(c.endpoint), origin(u); from != to {
+			refused = true
+			endpoint <- endpointEvent{err: &EndpointOriginError{From: from, To: to}}
+			// Nothing more is read from a server that tried: closing the
+			// body ends readEvents at its next read.
+			resp.Body.Close()
+			return
+		}
+		endpoint <- endpointEvent{u: u}
 	})
 	if !sent {
 		close(endpoint)
+	}
+	if refused {
+		return // the fallback reports it; there is no connection to lose
 	}
 	if c.ctx.Err() == nil {
 		if err == nil || err == io.EOF {

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -78,6 +79,7 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
 	s := connect(t, conn, &transport.Options{MaxQueuedNotifications: 100})
 	block := make(chan struct{})
+	defer close(block)
 	var got atomic.Int64
 	first := make(chan struct{})
 	unsub := s.Subscribe(func(n mcp.Notification) {
@@ -95,7 +97,7 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 		}
 	}
 	send(0)
-	<-first // the subscriber now blocks with one notification taken
+	within(t, first, "the first notification") // the subscriber now blocks with it
 	for i := 1; i < n; i++ {
 		send(i)
 	}
@@ -107,22 +109,23 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 	if d := s.DroppedNotifications(); d != n-1-100 {
 		t.Fatalf("dropped %d, want %d (all but the one taken and the 100 queued)", d, n-1-100)
 	}
-	close(block)
 }
 
-// waitForResponse blocks until the server has received the client's
-// response to id.
+// waitForResponse waits until the server has received the client's
+// response to id, and fails the test after fakeWait.
 func (f *fakeServer) waitForResponse(id mcp.ID) *mcp.Message {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for {
+	f.t.Helper()
+	var resp *mcp.Message
+	f.waitUntil("the response to "+id.String(), func() bool {
 		for _, m := range f.seen {
 			if m.IsResponse() && m.ID == id {
-				return m
+				resp = m
+				return true
 			}
 		}
-		f.arrived.Wait()
-	}
+		return false
+	})
+	return resp
 }
 
 // connectLegacyOverPipe runs the legacy handshake with a server end that
@@ -148,7 +151,103 @@ func connectLegacyOverPipe(t *testing.T, client, server transport.Conn, opts *tr
 	}()
 	opts.ProtocolVersion = mcp.Version20251125
 	s := connect(t, client, opts)
-	<-done
+	within(t, done, "the server end to see notifications/initialized")
 	t.Cleanup(func() { server.Close() })
 	return s
+}
+
+// The defaults as documented (Options, CHANGELOG): the tests below use
+// these numbers, not the constants, so that a changed constant fails them.
+const (
+	documentedMaxServerRequests      = 32
+	documentedMaxQueuedNotifications = 4096
+)
+
+// TestServerRequestFloodIsBoundedByDefault: "the defaults are never
+// tested" (every other test passes its own MaxServerRequests, so a default
+// of 2^30 passed them all). With the zero Options, 32 requests are
+// answered at once, each holding its handler, and the next is refused with
+// the busy error at once; none of the first 32 is refused.
+func TestServerRequestFloodIsBoundedByDefault(t *testing.T) {
+	const bound = documentedMaxServerRequests
+	release := make(chan struct{})
+	started := make(chan struct{}, bound+1)
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	connect(t, conn, &transport.Options{Handlers: transport.Handlers{
+		Roots: func(ctx context.Context) ([]mcp.Root, error) {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		},
+	}})
+	defer close(release)
+	const first = 500
+	for i := range bound + 1 {
+		if err := f.conn.Write(context.Background(), &mcp.Message{ID: mcp.Int64ID(int64(first + i)), Method: mcp.MethodRootsList}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := mcp.Int64ID(int64(first + bound))
+	refused := f.waitForResponse(past)
+	if refused.Error == nil || refused.Error.Code != mcp.CodeInternalError || !strings.Contains(refused.Error.Message, "busy") {
+		t.Fatalf("request %d, past the default bound, answered %+v, want a busy error", bound+1, refused)
+	}
+	for i := range bound {
+		within(t, started, fmt.Sprintf("handler %d of the default %d to start", i+1, bound))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.seen {
+		if m.IsResponse() && m.ID != past {
+			t.Errorf("request %v, within the default bound, was answered while its handler ran: %+v", m.ID, m.Error)
+		}
+	}
+	if n := len(started); n != 0 {
+		t.Errorf("%d handlers started past the default bound", n)
+	}
+}
+
+// TestNotificationFloodIsBoundedByDefault: with the zero Options, a
+// subscriber that does not keep up has 4096 notifications queued for it;
+// the rest of a flood past them are dropped and counted.
+func TestNotificationFloodIsBoundedByDefault(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	s := connect(t, conn, nil)
+	block := make(chan struct{})
+	defer close(block)
+	first := make(chan struct{})
+	var got atomic.Int64
+	unsub := s.Subscribe(func(n mcp.Notification) {
+		if got.Add(1) == 1 {
+			close(first)
+			<-block
+		}
+	})
+	defer unsub()
+	params := json.RawMessage(`{"level":"info","data":"x"}`)
+	const past = 1000
+	n := 1 + documentedMaxQueuedNotifications + past
+	send := func(i int) {
+		if err := f.conn.Write(context.Background(), &mcp.Message{Method: mcp.NotificationMessage, Params: params}); err != nil {
+			t.Fatalf("notification %d: %v", i, err)
+		}
+	}
+	send(0)
+	within(t, first, "the first notification") // the subscriber now blocks with it
+	for i := 1; i < n; i++ {
+		send(i)
+	}
+	// Once the call after the flood is back, every notification before it
+	// has been read.
+	ctx, cancel := context.WithTimeout(context.Background(), fakeWait)
+	defer cancel()
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatalf("a call behind a full notification queue: %v", err)
+	}
+	if d := s.DroppedNotifications(); d != past {
+		t.Fatalf("dropped %d of %d, want %d (all but the one taken and the default %d queued)", d, n, past, documentedMaxQueuedNotifications)
+	}
 }

@@ -27,17 +27,23 @@ type fakeServer struct {
 	// handle answers one request; returning nil sends no answer.
 	handle func(m *mcp.Message) *mcp.Message
 
-	mu      sync.Mutex
-	arrived *sync.Cond
+	mu sync.Mutex
+	// arrived is closed, and made anew, each time a message arrives: a
+	// wait selects on it and on its deadline, which a sync.Cond cannot.
+	arrived chan struct{}
 	seen    []*mcp.Message
 	wg      sync.WaitGroup
 }
+
+// fakeWait bounds every wait of a test on the fake server: a regression
+// fails with what was awaited, not as a package timeout.
+const fakeWait = 10 * time.Second
 
 func startFake(t *testing.T, handle func(f *fakeServer, m *mcp.Message) *mcp.Message) (*fakeServer, transport.Conn) {
 	t.Helper()
 	client, server := transport.Pipe()
 	f := &fakeServer{t: t, conn: server}
-	f.arrived = sync.NewCond(&f.mu)
+	f.arrived = make(chan struct{})
 	f.handle = func(m *mcp.Message) *mcp.Message { return handle(f, m) }
 	f.wg.Add(1)
 	go f.loop()
@@ -54,7 +60,8 @@ func (f *fakeServer) loop() {
 		}
 		f.mu.Lock()
 		f.seen = append(f.seen, m)
-		f.arrived.Broadcast()
+		close(f.arrived)
+		f.arrived = make(chan struct{})
 		f.mu.Unlock()
 		if resp := f.handle(m); resp != nil {
 			if err := f.conn.Write(context.Background(), resp); err != nil {
@@ -64,15 +71,58 @@ func (f *fakeServer) loop() {
 	}
 }
 
-// waitFor blocks until the server has received n messages with method.
+// within receives from ch, and fails the test with what after fakeWait.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	deadline := time.NewTimer(fakeWait)
+	defer deadline.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-deadline.C:
+		t.Fatalf("waited %v for %s", fakeWait, what)
+		panic("unreachable")
+	}
+}
+
+// waitFor waits until the server has received n messages with method,
+// and fails the test after fakeWait.
 func (f *fakeServer) waitFor(method string, n int) []*mcp.Message {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.t.Helper()
+	var ms []*mcp.Message
+	f.waitUntil(fmt.Sprintf("%d %s messages", n, method), func() bool {
+		ms = f.messagesLocked(method)
+		return len(ms) >= n
+	})
+	return ms
+}
+
+// waitUntil waits until done, called with f.mu held after each arrival,
+// reports true; after fakeWait it fails the test with what, and the
+// methods the server did receive.
+func (f *fakeServer) waitUntil(what string, done func() bool) {
+	f.t.Helper()
+	deadline := time.NewTimer(fakeWait)
+	defer deadline.Stop()
 	for {
-		if ms := f.messagesLocked(method); len(ms) >= n {
-			return ms
+		f.mu.Lock()
+		if done() {
+			f.mu.Unlock()
+			return
 		}
-		f.arrived.Wait()
+		arrived := f.arrived
+		f.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-deadline.C:
+			f.mu.Lock()
+			got := make([]string, 0, len(f.seen))
+			for _, m := range f.seen {
+				got = append(got, m.Method+" "+m.ID.String())
+			}
+			f.mu.Unlock()
+			f.t.Fatalf("the fake server waited %v for %s; it received: %s", fakeWait, what, strings.Join(got, ", "))
+		}
 	}
 }
 
@@ -360,7 +410,7 @@ func TestCancelSendsNotification(t *testing.T) {
 	}()
 	id := f.waitFor(mcp.MethodToolsCall, 1)[0].ID
 	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := within(t, errc, "the cancelled call to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	ms := f.waitFor(mcp.NotificationCancelled, 1)
@@ -440,7 +490,7 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 	}
 	s.Close()
 	for range 10 {
-		if err := <-errc; !errors.Is(err, transport.ErrClosed) {
+		if err := within(t, errc, "a pending call to fail on Close"); !errors.Is(err, transport.ErrClosed) {
 			t.Fatalf("err = %v", err)
 		}
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,9 +52,11 @@ const (
 // few lines on stderr and exits with status 4 before reading anything;
 // "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
 // status 2; "logs-on-stdout" writes the same lines and then answers
-// nothing.
+// nothing; "browser" is no server but a $BROWSER (helperBrowser).
 func helperMain(mode string) int {
 	switch mode {
+	case "browser":
+		return helperBrowser(os.Args[1:])
 	case "die-at-start":
 		fmt.Fprintln(os.Stderr, "helper: starting")
 		fmt.Fprintln(os.Stderr, "helper: cannot open /etc/helper.conf: no such file or directory")
@@ -179,4 +183,33 @@ func helperCommand(t *testing.T) string {
 // shellQuote quotes s for splitCommand (and a POSIX shell).
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// helperBrowser is a browser that only loads the URL it is given (the
+// last argument) and follows the redirects, as `curl -sSL` would, so that
+// the login tests need nothing installed. It exits 0 once the last page
+// has loaded, 1 if one failed to.
+func helperBrowser(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "browser: no URL")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args[len(args)-1], nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "browser:", err)
+		return 1
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "browser:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		fmt.Fprintln(os.Stderr, "browser:", err)
+		return 1
+	}
+	return 0
 }
