@@ -56,7 +56,7 @@ type bridgeConfig struct {
 	// tls is the server's TLS configuration (--tls-cert, --tls-key), or nil
 	// to serve in the clear.
 	tls    *tls.Config
-	logger *slog.Logger // discards unless --verbose
+	logger *slog.Logger // Warn and above on stderr; everything with --verbose
 	// stderr is for warnings a person must see, --verbose or not (safe for
 	// concurrent use).
 	stderr io.Writer
@@ -133,7 +133,9 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 		return usagef("--json and --format are for the commands that print results, not bridge")
 	}
 
-	logger := slog.New(slog.DiscardHandler)
+	// Warnings reach stderr --verbose or not: a reloaded CA that was
+	// refused, a client turned away at the cap, a web page refused.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -200,4 +202,13 @@ func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 	default:
 		return nil, usagef("bridge serves a --stdio server; --%s is not supported as its server yet", o.server.kind)
 	}
+}
+
+// dropTime leaves the time out of the warnings printed without --verbose:
+// a person reads them as they come.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }

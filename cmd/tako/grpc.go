@@ -135,7 +135,7 @@ func serveGRPCBridge(ctx context.Context, addr string, cfg *bridgeConfig, ready 
 	if o.grpc.plaintext {
 		sopts.InsecurePlaintext = true
 	} else {
-		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA})
+		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA, Logger: cfg.logger})
 		if err != nil {
 			return err
 		}
