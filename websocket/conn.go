@@ -238,13 +238,22 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	return newConn(ws, opts.Keepalive, opts.Logger), nil
 }
 
-// redact drops the user information from a URL for error messages.
+// redact drops the user information and the query values from a URL for
+// error messages.
 func redact(u *url.URL) string {
-	if u.User == nil {
+	if u.User == nil && u.RawQuery == "" {
 		return u.String()
 	}
 	c := *u
 	c.User = nil
+	// A query may carry a token (tako bridge --token prints its URL with
+	// ?token=): keep the names, not the values.
+	if q := c.Query(); len(q) > 0 {
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		c.RawQuery = q.Encode()
+	}
 	return c.String()
 }
 
