@@ -25,6 +25,7 @@ type bridgeFlags struct {
 	listen  []listenFlag // in command-line order
 	tlsCert string
 	tlsKey  string
+	ws      wsBridgeFlags // --token, --allow-host, ... of --listen-ws (ws.go)
 }
 
 // listenFlag is one --listen-NAME ADDR.
@@ -34,7 +35,17 @@ type listenFlag struct {
 }
 
 func (b *bridgeFlags) given() bool {
-	return len(b.listen) > 0 || b.tlsCert != "" || b.tlsKey != ""
+	return len(b.listen) > 0 || b.tlsCert != "" || b.tlsKey != "" || b.ws.given()
+}
+
+// serves reports whether an end of that name is listed.
+func (b *bridgeFlags) serves(end string) bool {
+	for _, l := range b.listen {
+		if l.end == end {
+			return true
+		}
+	}
+	return false
 }
 
 // setListen returns the setter of the --listen-NAME flag of the end name.

@@ -113,6 +113,9 @@ var grpcBridgeEnd = bridgeEnd{name: "grpc", check: checkGRPCBridge, serve: serve
 // runs the server's tools for them must not do that unless told so by
 // name (--no-client-auth).
 func checkGRPCBridge(o *options) error {
+	if err := wsFlagsWithoutEnd(o); err != nil {
+		return err
+	}
 	g := &o.grpc
 	switch {
 	case g.plaintext:

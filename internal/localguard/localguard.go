@@ -168,7 +168,8 @@ func Refuse(w http.ResponseWriter, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	http.Error(w, err.Error(), status)
+	// The client is told why, not which package said so.
+	http.Error(w, strings.TrimPrefix(err.Error(), "localguard: "), status)
 }
 
 // hostAllowed applies the Host rule to hostport, a Host header or the
