@@ -11,7 +11,9 @@
 // Handler is the other end: an http.Handler that accepts WebSocket clients
 // and bridges each one to an MCP server tako can reach (a fresh stdio
 // subprocess per client, for instance), so that any server can be served
-// over WebSocket.
+// over WebSocket. It serves the user's machine, not the web: web pages of
+// other sites are refused (Host and Origin, against DNS rebinding too),
+// a Token keeps out other local users, and MaxClients bounds the backends.
 package websocket
 
 // Design note.
