@@ -651,6 +651,17 @@ func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 		c.fail(fmt.Errorf("websocket: a write was interrupted by its context (%v): %w", ctxErr, transport.ErrConnectionLost))
 		return ctxErr
 	}
+	if errors.Is(err, websocket.ErrCloseSent) {
+		// The reader has just answered the peer's close frame and is about
+		// to record why the peer closed (its code and reason), which says
+		// more than "close sent": wait for that, a moment at most.
+		t := time.NewTimer(c.ka.CloseTimeout)
+		select {
+		case <-c.dead:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	c.fail(fmt.Errorf("websocket: write: %v: %w", err, transport.ErrConnectionLost))
 	return c.finalErr()
 }
