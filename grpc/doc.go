@@ -50,8 +50,11 @@
 // or bytes: TLS 1.3 unless asked otherwise, the other side's CA pinned, the
 // client certificate required and verified when the server has a client CA.
 // Certificates (and the server's client CA) given as files are read again
-// when the files change, so rotation needs no restart. Plain text is
-// available only through the options named InsecurePlaintext.
+// when the files change, so rotation needs no restart; a file caught
+// emptied or half written keeps the last good certificate or CA in use
+// (TLSOptions.Logger is told), so a rotation never weakens the server.
+// Plain text is available only through the options named
+// InsecurePlaintext.
 //
 // # Server end
 //

@@ -6,9 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"strings"
 	"sync"
-	"time"
 )
 
 // TLSOptions name the certificates of one end of a mutual TLS connection.
@@ -43,6 +44,11 @@ type TLSOptions struct {
 
 	// MinVersion is the oldest TLS version accepted. Zero means TLS 1.3.
 	MinVersion uint16
+
+	// Logger receives a line at Warn when a file changed on disk but could
+	// not be loaded again (emptied, half written, removed), and the last
+	// good certificate or CA is kept. Nil discards it.
+	Logger *slog.Logger
 }
 
 // ErrTLSConfig reports TLS options that cannot work: a certificate without
@@ -79,6 +85,11 @@ func ClientTLSConfig(o TLSOptions) (*tls.Config, error) {
 // (tls.RequireAndVerifyClientCert); without one, clients are not asked for
 // a certificate. The server certificate and the client CA are read again
 // from their files when these change, on the next handshake.
+//
+// Whether client certificates are required is decided here, once: a CA
+// file that is later emptied, half written or removed never turns client
+// authentication off. Such a reload fails, the last good CA stays in use
+// (o.Logger is told), and the file is read again when it changes again.
 func ServerTLSConfig(o TLSOptions) (*tls.Config, error) {
 	kp, err := o.keyPair()
 	if err != nil {
@@ -87,7 +98,16 @@ func ServerTLSConfig(o TLSOptions) (*tls.Config, error) {
 	if kp == nil {
 		return nil, fmt.Errorf("%w: a server needs its certificate and key", ErrTLSConfig)
 	}
-	ca := &reloading[*x509.CertPool]{load: func() (*x509.CertPool, error) { return o.caPool(false) }, files: []string{o.CAFile}}
+	requireClient := o.CAFile != "" || len(o.CAPEM) > 0
+	ca := &reloading[*x509.CertPool]{what: "client CA", files: []string{o.CAFile}, log: o.Logger, load: func() (*x509.CertPool, error) {
+		pool, err := o.caPool(false)
+		if err == nil && pool == nil && requireClient {
+			// An empty file: caPool's "no CA configured" would mean
+			// "no client authentication".
+			err = fmt.Errorf("%w: the CA file %s is empty", ErrTLSConfig, o.CAFile)
+		}
+		return pool, err
+	}}
 	if _, err := ca.get(); err != nil {
 		return nil, err
 	}
@@ -97,12 +117,15 @@ func ServerTLSConfig(o TLSOptions) (*tls.Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		pool, err := ca.get()
-		if err != nil {
-			return nil, err
-		}
 		cfg := &tls.Config{MinVersion: base.MinVersion, Certificates: []tls.Certificate{*cert}}
-		if pool != nil {
+		if requireClient {
+			pool, err := ca.get()
+			if err != nil {
+				return nil, err
+			}
+			if pool == nil { // cannot happen: the first load succeeded
+				return nil, fmt.Errorf("%w: no client CA to verify the client with", ErrTLSConfig)
+			}
 			cfg.ClientCAs = pool
 			cfg.ClientAuth = tls.RequireAndVerifyClientCert
 		}
@@ -162,7 +185,7 @@ func (o *TLSOptions) keyPair() (*reloading[*tls.Certificate], error) {
 		return nil, nil
 	}
 	certFile, keyFile, certPEM, keyPEM := o.CertFile, o.KeyFile, bytes.Clone(o.CertPEM), bytes.Clone(o.KeyPEM)
-	r := &reloading[*tls.Certificate]{files: []string{certFile, keyFile}, load: func() (*tls.Certificate, error) {
+	r := &reloading[*tls.Certificate]{what: "certificate", files: []string{certFile, keyFile}, log: o.Logger, load: func() (*tls.Certificate, error) {
 		var c tls.Certificate
 		var err error
 		if certFile != "" {
@@ -183,36 +206,46 @@ func (o *TLSOptions) keyPair() (*reloading[*tls.Certificate], error) {
 
 // reloading holds a value loaded from files and loads it again when one of
 // the files changed (modification time or size). A failed reload keeps
-// serving the last good value, so a half-written rotation does not take the
-// server down; the value is reloaded when the files change again.
+// serving the last good value, so a half-written rotation neither takes the
+// server down nor weakens it; it is logged once, and the value is loaded
+// again when the files change again.
 type reloading[T any] struct {
 	load  func() (T, error)
 	files []string // empty names are ignored
+	what  string   // what is loaded, for the log line
+	log   *slog.Logger
 
 	mu     sync.Mutex
 	val    T
 	loaded bool
-	stamp  string
+	stamp  string // of the files val was loaded from
+	failed string // of the files the last reload failed on
 }
 
 func (r *reloading[T]) get() (T, error) {
 	stamp := r.fileStamp()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.loaded && stamp == r.stamp {
+	if r.loaded && (stamp == r.stamp || stamp == r.failed) {
 		return r.val, nil
 	}
 	v, err := r.load()
 	if err != nil {
 		if r.loaded {
+			r.failed = stamp
+			if r.log != nil {
+				r.log.Warn("mcpgrpc: reloading the "+r.what+" failed; keeping the one loaded before", "files", r.fileNames(), "err", err)
+			}
 			return r.val, nil
 		}
 		return v, err
 	}
-	r.val, r.loaded, r.stamp = v, true, stamp
+	r.val, r.loaded, r.stamp, r.failed = v, true, stamp, ""
 	return v, nil
 }
 
+// fileStamp sums up the files' state; a missing file has a stamp of its
+// own, so that its return is noticed.
 func (r *reloading[T]) fileStamp() string {
 	var b []byte
 	for _, f := range r.files {
@@ -222,8 +255,18 @@ func (r *reloading[T]) fileStamp() string {
 		if fi, err := os.Stat(f); err == nil {
 			b = fmt.Appendf(b, "%s:%d:%d;", f, fi.ModTime().UnixNano(), fi.Size())
 		} else {
-			b = fmt.Appendf(b, "%s:missing@%d;", f, time.Now().UnixNano())
+			b = fmt.Appendf(b, "%s:missing;", f)
 		}
 	}
 	return string(b)
+}
+
+func (r *reloading[T]) fileNames() string {
+	var names []string
+	for _, f := range r.files {
+		if f != "" {
+			names = append(names, f)
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,10 +1,13 @@
 package mcpgrpc_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +134,95 @@ func TestClientCertificateReloaded(t *testing.T) {
 	if err := dial(); err == nil || !strings.Contains(err.Error(), "expired certificate") {
 		t.Fatalf("after rotating to an expired certificate: %v", err)
 	}
+}
+
+// Issue 20, point 2, for users of ServerTLSConfig: a client CA file that is
+// emptied, half written or removed made the reload yield no pool, and the
+// server stopped asking for client certificates. Each such reload keeps
+// the last good CA and logs it once; a complete new CA is then taken.
+func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
+	p := newPKI(t)
+	next := newCA(t, "the next client CA")
+	nextClient := next.issue(t, "next-client", false, "", time.Now().Add(time.Hour))
+	caFile := p.ca.file(t)
+	logs := &lockedBuffer{}
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.server.certFile, KeyFile: p.server.keyFile, CAFile: caFile,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
+	addr, _ := startBridge(t, backend, &mcpgrpc.ServerOptions{TLS: stls})
+	dial := func(l *leaf) error {
+		o := mcpgrpc.TLSOptions{CAPEM: p.ca.pem, ServerName: "mcp.test"}
+		if l != nil {
+			o.CertFile, o.KeyFile = l.certFile, l.keyFile
+		}
+		c, err := dialTLS(t, addr, o)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	keeps := func(when string) {
+		t.Helper()
+		if err := dial(nil); err == nil || !strings.Contains(err.Error(), "certificate required") {
+			t.Errorf("%s: a client without a certificate: %v, want it refused", when, err)
+		}
+		if err := dial(p.client); err != nil {
+			t.Errorf("%s: the first CA's client: %v", when, err)
+		}
+	}
+	keeps("at the start")
+	steps := []struct {
+		name   string
+		change func() error
+	}{
+		{"emptied", func() error { return os.Truncate(caFile, 0) }},
+		{"half written", func() error { return os.WriteFile(caFile, next.pem[:len(next.pem)/2], 0o600) }},
+		{"removed", func() error { return os.Remove(caFile) }},
+	}
+	for _, step := range steps {
+		before := strings.Count(logs.String(), "\n")
+		if err := step.change(); err != nil {
+			t.Fatal(err)
+		}
+		keeps("CA file " + step.name)
+		keeps("CA file " + step.name + ", again")
+		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")[before:]
+		if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "keeping the one loaded before") || !strings.Contains(lines[0], caFile) {
+			t.Errorf("CA file %s: logged %q, want one warning that names the file", step.name, lines)
+		}
+	}
+	if err := os.WriteFile(caFile, next.pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := dial(nextClient); err != nil {
+		t.Errorf("the new CA's client: %v", err)
+	}
+	if err := dial(p.client); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+		t.Errorf("the first CA's client after the new CA was written: %v, want it refused", err)
+	}
+	if err := dial(nil); err == nil {
+		t.Error("a client without a certificate was let in after the new CA was written")
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger on grpc's goroutines and a
+// test reading it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

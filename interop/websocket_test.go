@@ -267,12 +267,18 @@ func TestWebSocketBridgeTypeScriptClient(t *testing.T) {
 }
 
 // TestWebSocketBridgeBackendCannotStart: a bridge whose server cannot be
-// started refuses the handshake with HTTP 502, which the client reports.
+// started closes the new connection with code 1011 and a reason (the
+// backend starts only once the upgrade succeeded), which the client's
+// first call reports.
 func TestWebSocketBridgeBackendCannotStart(t *testing.T) {
 	url, _ := stdioBridge(t, "/nonexistent/tako-no-such-server", nil)
-	_, err := websocket.Dial(testContext(t), url, nil)
-	var he *websocket.HandshakeError
-	if !errors.As(err, &he) || he.StatusCode != 502 {
-		t.Fatalf("dial: %v, want a HandshakeError with HTTP 502", err)
+	conn, err := websocket.Dial(testContext(t), url, nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	_, err = transport.Connect(testContext(t), conn, nil)
+	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "1011") || !strings.Contains(err.Error(), "could not be started") {
+		t.Fatalf("connect: %v, want the connection lost with code 1011 and the reason", err)
 	}
 }

@@ -11,7 +11,9 @@
 // Handler is the other end: an http.Handler that accepts WebSocket clients
 // and bridges each one to an MCP server tako can reach (a fresh stdio
 // subprocess per client, for instance), so that any server can be served
-// over WebSocket.
+// over WebSocket. It serves the user's machine, not the web: web pages of
+// other sites are refused (Host and Origin, against DNS rebinding too),
+// a Token keeps out other local users, and MaxClients bounds the backends.
 package websocket
 
 // Design note.
@@ -238,13 +240,22 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	return newConn(ws, opts.Keepalive, opts.Logger), nil
 }
 
-// redact drops the user information from a URL for error messages.
+// redact drops the user information and the query values from a URL for
+// error messages.
 func redact(u *url.URL) string {
-	if u.User == nil {
+	if u.User == nil && u.RawQuery == "" {
 		return u.String()
 	}
 	c := *u
 	c.User = nil
+	// A query may carry a token (tako bridge --token prints its URL with
+	// ?token=): keep the names, not the values.
+	if q := c.Query(); len(q) > 0 {
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		c.RawQuery = q.Encode()
+	}
 	return c.String()
 }
 
@@ -639,6 +650,17 @@ func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		c.fail(fmt.Errorf("websocket: a write was interrupted by its context (%v): %w", ctxErr, transport.ErrConnectionLost))
 		return ctxErr
+	}
+	if errors.Is(err, websocket.ErrCloseSent) {
+		// The reader has just answered the peer's close frame and is about
+		// to record why the peer closed (its code and reason), which says
+		// more than "close sent": wait for that, a moment at most.
+		t := time.NewTimer(c.ka.CloseTimeout)
+		select {
+		case <-c.dead:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	c.fail(fmt.Errorf("websocket: write: %v: %w", err, transport.ErrConnectionLost))
 	return c.finalErr()

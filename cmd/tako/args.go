@@ -89,6 +89,17 @@ var flagDefs = []flagDef{
 	{names: []string{"listen-ws"}, arg: "ADDR", set: setListen("ws")},
 	{names: []string{"tls-cert"}, arg: "FILE", set: func(o *options, v string) error { o.bridge.tlsCert = v; return nil }},
 	{names: []string{"tls-key"}, arg: "FILE", set: func(o *options, v string) error { o.bridge.tlsKey = v; return nil }},
+	{names: []string{"token"}, set: setTokenFlag},
+	{names: []string{"token-env"}, arg: "VAR", set: func(o *options, v string) error { o.bridge.ws.tokenEnv = v; return nil }},
+	{names: []string{"allow-host"}, arg: "HOST", set: func(o *options, v string) error {
+		o.bridge.ws.allowHosts = append(o.bridge.ws.allowHosts, v)
+		return nil
+	}},
+	{names: []string{"allow-origin"}, arg: "ORIGIN", set: func(o *options, v string) error {
+		o.bridge.ws.allowOrigins = append(o.bridge.ws.allowOrigins, v)
+		return nil
+	}},
+	{names: []string{"max-clients"}, arg: "N", set: setMaxClients},
 	{names: []string{"listen-grpc"}, arg: "ADDR", set: setListen("grpc")},
 	{names: []string{"client-ca"}, arg: "FILE", set: setGRPC("client-ca")},
 	{names: []string{"cert"}, arg: "FILE", set: setGRPC("cert")},

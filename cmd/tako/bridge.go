@@ -25,6 +25,7 @@ type bridgeFlags struct {
 	listen  []listenFlag // in command-line order
 	tlsCert string
 	tlsKey  string
+	ws      wsBridgeFlags // --token, --allow-host, ... of --listen-ws (ws.go)
 }
 
 // listenFlag is one --listen-NAME ADDR.
@@ -34,7 +35,17 @@ type listenFlag struct {
 }
 
 func (b *bridgeFlags) given() bool {
-	return len(b.listen) > 0 || b.tlsCert != "" || b.tlsKey != ""
+	return len(b.listen) > 0 || b.tlsCert != "" || b.tlsKey != "" || b.ws.given()
+}
+
+// serves reports whether an end of that name is listed.
+func (b *bridgeFlags) serves(end string) bool {
+	for _, l := range b.listen {
+		if l.end == end {
+			return true
+		}
+	}
+	return false
 }
 
 // setListen returns the setter of the --listen-NAME flag of the end name.
@@ -56,7 +67,7 @@ type bridgeConfig struct {
 	// tls is the server's TLS configuration (--tls-cert, --tls-key), or nil
 	// to serve in the clear.
 	tls    *tls.Config
-	logger *slog.Logger // discards unless --verbose
+	logger *slog.Logger // Warn and above on stderr; everything with --verbose
 	// stderr is for warnings a person must see, --verbose or not (safe for
 	// concurrent use).
 	stderr io.Writer
@@ -133,7 +144,9 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 		return usagef("--json and --format are for the commands that print results, not bridge")
 	}
 
-	logger := slog.New(slog.DiscardHandler)
+	// Warnings reach stderr --verbose or not: a reloaded CA that was
+	// refused, a client turned away at the cap, a web page refused.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -200,4 +213,13 @@ func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 	default:
 		return nil, usagef("bridge serves a --stdio server; --%s is not supported as its server yet", o.server.kind)
 	}
+}
+
+// dropTime leaves the time out of the warnings printed without --verbose:
+// a person reads them as they come.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }

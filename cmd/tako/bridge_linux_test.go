@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +25,7 @@ import (
 // connects two clients (so two servers run), sends SIGTERM, and checks that
 // tako exits with status 0 having ended both servers' process groups.
 func TestBridgeBinarySIGTERM(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tako")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := takoBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(bin, "bridge", "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t))
@@ -76,6 +76,28 @@ func TestBridgeBinarySIGTERM(t *testing.T) {
 			t.Errorf("the process group of server %d is still there after tako exited: kill -0 gives %v", pid, err)
 		}
 	}
+}
+
+// The tako binary, built once for the tests that run it.
+var (
+	takoBinOnce sync.Once
+	takoBin     string
+	takoBinErr  error
+)
+
+// takoBinary builds tako into TestMain's directory, once.
+func takoBinary(t *testing.T) string {
+	t.Helper()
+	takoBinOnce.Do(func() {
+		takoBin = filepath.Join(testDir, "tako")
+		if out, err := exec.Command("go", "build", "-o", takoBin, ".").CombinedOutput(); err != nil {
+			takoBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if takoBinErr != nil {
+		t.Fatal(takoBinErr)
+	}
+	return takoBin
 }
 
 // children lists the child processes of pid: every process in /proc whose
@@ -136,4 +158,127 @@ func TestStatParentCommWithParens(t *testing.T) {
 	if _, ok := statParent("garbage"); ok {
 		t.Error(`statParent("garbage") reported a parent`)
 	}
+}
+
+// Issue 20, point 3: after 100 clients came and went, the bridge still
+// held 111 OS threads. No goroutine or process was left behind (TestMain's
+// goleak check and the /proc count below show that): each live stdio
+// server costs the bridge one OS thread, the one blocked in wait(2) for it
+// (os/exec has no other way to wait for a child), and the Go runtime keeps
+// the threads it made for reuse instead of ending them. So the bridge's
+// threads grow with the clients it serves at once, and with no cap a
+// hundred clients at once made a hundred threads. With --max-clients the
+// threads are bounded by the cap, however many clients come: here 100
+// clients at once against a cap of 8 leave no server behind and at most
+// the cap's threads above the runtime's own.
+func TestBridgeThreadsBoundedByMaxClients(t *testing.T) {
+	const maxClients, clients = 8, 100
+	bin := takoBinary(t)
+	helper, starts := countedHelper(t)
+	cmd := exec.Command(bin, append([]string{"bridge", "--listen-ws", "127.0.0.1:0", "--max-clients", strconv.Itoa(maxClients)}, helper...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("tako bridge after SIGTERM: %v", err)
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL from tako bridge: %v; stderr %q", err, stderr.String())
+	}
+	url := strings.TrimSpace(line)
+	pid := cmd.Process.Pid
+	base := threads(t, pid)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var refused atomic.Int64
+	errs := make(chan error, clients)
+	for range clients {
+		go func() { errs <- oneClient(ctx, url, &refused) }()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each client's server is ended once its session has closed; wait
+	// for the last ones, within a deadline.
+	for len(children(t, pid)) > 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("servers still running after the clients left: %v", children(t, pid))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n := threads(t, pid)
+	t.Logf("%d clients (%d refusals along the way), %d servers started; threads: %d at the start, %d after", clients, refused.Load(), starts(), base, n)
+	if starts() != clients {
+		t.Errorf("%d servers started for %d clients", starts(), clients)
+	}
+	if refused.Load() == 0 {
+		t.Error("no client was ever refused: the cap did not bind")
+	}
+	// The runtime's own threads (one per P, sysmon, a spare or two) come
+	// on top of one per server waited for.
+	if limit := base + maxClients + runtime.NumCPU() + 8; n > limit {
+		t.Errorf("the bridge holds %d threads after %d clients, more than the %d a cap of %d allows", n, clients, limit, maxClients)
+	}
+}
+
+// oneClient connects to the bridge at url, retrying while it answers 503
+// (the cap), lists the tools and leaves.
+func oneClient(ctx context.Context, url string, refused *atomic.Int64) error {
+	for {
+		conn, err := websocket.Dial(ctx, url, nil)
+		var he *websocket.HandshakeError
+		if errors.As(err, &he) && he.StatusCode == 503 {
+			refused.Add(1)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(5 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s, err := transport.Connect(ctx, conn, nil)
+		if err != nil {
+			return err
+		}
+		_, err = s.ListTools(ctx)
+		s.Close()
+		return err
+	}
+}
+
+// threads is the number of OS threads of process pid, from
+// /proc/PID/status.
+func threads(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("/proc/%d/status: %q", pid, l)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/status has no Threads line", pid)
+	return 0
 }

@@ -118,15 +118,23 @@ each answers: all are connected at once, a few at a time, each within 10s
   tako servers --config ~/Library/Application\ Support/Claude/claude_desktop_config.json
   tako servers --config .vscode/mcp.json`},
 	"bridge": {op: func(*invocation) (operation, error) { return nil, nil },
-		synopsis: "tako bridge --listen-ws ADDR [--tls-cert F --tls-key F] SERVER\ntako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F SERVER",
+		synopsis: "tako bridge --listen-ws ADDR [--token] [--max-clients N] [--tls-cert F --tls-key F] SERVER\ntako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F SERVER",
 		help: `Serves a stdio server to clients of another transport until interrupted.
 --listen-ws serves MCP over WebSocket at ws://ADDR/mcp (subprotocol "mcp",
 one JSON-RPC message per text frame), a fresh server per client;
 --listen-grpc serves the MCP gRPC service from one shared server, with
 mutual TLS unless --no-client-auth or --plaintext. It prints the URL.
 
+The WebSocket end refuses web pages of other sites, DNS rebinding included:
+only a loopback Host (localhost, 127.0.0.1, [::1]) or one of --allow-host
+HOST, and only the bridge's own Origin or one of --allow-origin ORIGIN.
+--token requires a random token of every client (other users of this
+machine can reach a loopback port) and prints the URL with it; --token-env
+VAR takes it from $VAR. --max-clients N (default 128) bounds the clients
+served at once; one more gets HTTP 503. Refusals are printed on stderr.
+
   tako bridge --listen-ws 127.0.0.1:8765 --stdio "go run ./examples/demo-server"
-  tako bridge --listen-ws 127.0.0.1:8765 --config mcp.json --server everything`},
+  tako bridge --listen-ws 127.0.0.1:8765 --token --config mcp.json --server everything`},
 	"agent": {
 		synopsis: "tako agent --provider openai|anthropic --model M [flags] SERVER... \"PROMPT\"",
 		help: `Gives a model the tools of every SERVER (repeat the server flags, or

@@ -10,7 +10,7 @@
 //	tako prompt NAME [KEY=VALUE ...] SERVER [flags]
 //	tako complete --prompt NAME | --resource URI ARG=PARTIAL [KEY=VALUE ...] SERVER
 //	tako servers --config FILE
-//	tako bridge --listen-ws ADDR --stdio "CMD ARGS..." [flags]
+//	tako bridge --listen-ws ADDR [--token] [--max-clients N] --stdio "CMD ARGS..." [flags]
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
 //	tako agent ... --config FILE [--server NAME ...] "PROMPT"
@@ -78,6 +78,20 @@
 // from one --stdio server that all gRPC clients share, and prints
 // grpc://ADDR. It prints the URL it listens on (ADDR may have port 0: the
 // URL has the port chosen).
+//
+// The WebSocket end serves this machine, not the web pages its browser
+// shows: it accepts only requests whose Host is a loopback name
+// (localhost, 127.0.0.1, [::1], with or without the port), the address
+// they arrived at, or a name given with --allow-host, and whose Origin, if
+// any, is the bridge's own or one given with --allow-origin ("null" is
+// refused). A page of another site therefore cannot drive the server
+// through the visitor's browser, directly or by DNS rebinding (its own
+// name made to resolve to 127.0.0.1). Host and Origin do not stop the
+// machine's other users, who can reach any loopback port: --token does
+// (the printed URL then carries it, as ?token=). At most --max-clients
+// clients are served at once (each has a server process of its own); one
+// more is refused with HTTP 503, and the refusal is printed on stderr,
+// as is every refused request and every warning, --verbose or not.
 //
 // "agent" gives a model the tools of every SERVER (repeat the server flags
 // to attach several) and runs it on PROMPT until it answers without tool
@@ -152,6 +166,26 @@
 //	--tls-cert FILE, --tls-key FILE
 //	    (bridge) Serve over TLS (wss://) with this PEM certificate chain
 //	    and private key.
+//	--token
+//	    (bridge --listen-ws) Require a token of every client: tako makes a
+//	    random one and prints the URL with it (ws://ADDR/mcp?token=...).
+//	    Clients send it as that query parameter (browsers can only do
+//	    that) or as 'Authorization: Bearer TOKEN'.
+//	--token-env VAR
+//	    (bridge --listen-ws) Require the token in $VAR instead; it is not
+//	    printed.
+//	--allow-host HOST
+//	    (bridge --listen-ws) Accept HOST (mybox.lan, or mybox.lan:8765 for
+//	    that port only) in the Host header, besides the loopback names.
+//	    "*" accepts any, for a bridge behind a proxy that checks it.
+//	    Repeatable.
+//	--allow-origin ORIGIN
+//	    (bridge --listen-ws) Accept web pages of ORIGIN, such as
+//	    http://localhost:5173, besides the bridge's own; "*" accepts
+//	    every page (then only --token keeps them out). Repeatable.
+//	--max-clients N
+//	    (bridge --listen-ws) Serve at most N clients at once (default
+//	    128); one more is refused with HTTP 503 until one leaves.
 //	--listen-grpc ADDR
 //	    (bridge) Serve the MCP gRPC service on ADDR with mutual TLS:
 //	    --tls-cert, --tls-key and --client-ca are required, unless
@@ -215,6 +249,7 @@
 //	tako tools --http http://127.0.0.1:3001/mcp --header 'X-Team: blue'
 //	tako bridge --listen-ws 127.0.0.1:8765 --stdio "go run ./examples/demo-server"
 //	tako tools --ws ws://127.0.0.1:8765/mcp
+//	tako bridge --listen-ws 127.0.0.1:8765 --token --max-clients 8 --stdio "go run ./examples/demo-server"
 //	tako bridge --listen-grpc 127.0.0.1:8443 --tls-cert server.crt --tls-key server.key --client-ca ca.crt --stdio "go run ./examples/demo-server"
 //	tako tools --grpc 127.0.0.1:8443 --cert client.crt --key client.key --ca ca.crt --server-name mcp.example
 package main

@@ -113,6 +113,9 @@ var grpcBridgeEnd = bridgeEnd{name: "grpc", check: checkGRPCBridge, serve: serve
 // runs the server's tools for them must not do that unless told so by
 // name (--no-client-auth).
 func checkGRPCBridge(o *options) error {
+	if err := wsFlagsWithoutEnd(o); err != nil {
+		return err
+	}
 	g := &o.grpc
 	switch {
 	case g.plaintext:
@@ -135,7 +138,7 @@ func serveGRPCBridge(ctx context.Context, addr string, cfg *bridgeConfig, ready 
 	if o.grpc.plaintext {
 		sopts.InsecurePlaintext = true
 	} else {
-		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA})
+		tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: o.bridge.tlsCert, KeyFile: o.bridge.tlsKey, CAFile: o.grpc.clientCA, Logger: cfg.logger})
 		if err != nil {
 			return err
 		}

@@ -269,3 +269,87 @@ func TestGRPCBridgeLargeResultWithDefaults(t *testing.T) {
 		t.Fatalf("tako call big --grpc: exit %d, %d bytes on stdout, stderr %q", r.code, len(r.stdout), r.stderr)
 	}
 }
+
+// Issue 20, point 2: truncating the --client-ca file (`: > ca.pem`, or a
+// rewrite caught half-written) made the next handshake reload an empty
+// pool without an error, and the bridge then let in clients without a
+// certificate. A reload that yields no CA keeps the last good one and says
+// so on stderr; a complete new CA is taken.
+func TestGRPCBridgeKeepsCAWhenFileEmptied(t *testing.T) {
+	p, next := newGRPCPKI(t), newGRPCPKI(t)
+	clientCA := filepath.Join(t.TempDir(), "client-ca.pem")
+	copyFile(t, p.ca, clientCA)
+	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", clientCA, "--stdio", demoCommand(t))
+	addr := strings.TrimPrefix(url, "grpc://")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// call dials with the client certificate cert/key (none when empty)
+	// and lists the tools: nil when the bridge let the client in.
+	call := func(cert, key string) error {
+		cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: cert, KeyFile: key, CAFile: p.ca, ServerName: "mcp.test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mcpgrpc.Dial(ctx, addr, &mcpgrpc.Options{TLS: cfg})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.ListTools(ctx)
+		return err
+	}
+	expect := func(when, who string, err error, says string) {
+		t.Helper()
+		switch {
+		case says == "" && err != nil:
+			t.Errorf("%s: %s was refused: %v", when, who, err)
+		case says != "" && err == nil:
+			t.Errorf("%s: %s was let in", when, who)
+		case says != "" && !strings.Contains(err.Error(), says):
+			t.Errorf("%s: %s refused with %v, want it to say %q", when, who, err, says)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		expect(when, "a client without a certificate", call("", ""), "certificate required")
+		expect(when, "the first CA's client", call(p.clientCert, p.clientKey), "")
+	}
+	check("at the start")
+
+	if err := os.Truncate(clientCA, 0); err != nil { // : > client-ca.pem
+		t.Fatal(err)
+	}
+	check("after the CA file was emptied")
+
+	pemBytes, err := os.ReadFile(next.ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(clientCA, pemBytes[:len(pemBytes)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("with the CA file half written")
+	if s := stderr(); !strings.Contains(s, clientCA) || !strings.Contains(s, "keeping") {
+		t.Errorf("stderr does not say that the CA was kept: %q", s)
+	}
+
+	if err := os.WriteFile(clientCA, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stderr: %s", stderr())
+	when := "after the new CA was written out"
+	expect(when, "the new CA's client", call(next.clientCert, next.clientKey), "")
+	expect(when, "the first CA's client", call(p.clientCert, p.clientKey), "unknown certificate authority")
+	expect(when, "a client without a certificate", call("", ""), "certificate required")
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -22,6 +22,23 @@ import (
 // every test that reaches it also shows that --env reaches the child.
 const helperEnv = "TAKO_CLI_TEST_HELPER"
 
+// helperStartsEnv, set to a file name, makes the helper append a line with
+// its pid to that file as it starts, so that a test can count the servers
+// a bridge started (startsIn).
+const helperStartsEnv = "TAKO_CLI_TEST_STARTS"
+
+// recordStart appends this process's pid to file; one short O_APPEND write
+// per process, so concurrent starts do not mix their lines.
+func recordStart(file string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "helper: %v\n", err)
+		os.Exit(5)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	f.Close()
+}
+
 // The helper's tools/list pages, written out by hand so that the tests can
 // tell whether --json keeps every byte: unusual key order, whitespace inside
 // the objects, a field no revision defines, escapes a re-encoder would
@@ -54,6 +71,9 @@ const (
 // status 2; "logs-on-stdout" writes the same lines and then answers
 // nothing; "browser" is no server but a $BROWSER (helperBrowser).
 func helperMain(mode string) int {
+	if f := os.Getenv(helperStartsEnv); f != "" {
+		recordStart(f)
+	}
 	switch mode {
 	case "browser":
 		return helperBrowser(os.Args[1:])

@@ -18,6 +18,8 @@ import (
 var (
 	demoServer   string
 	demoBuildErr error
+	// testDir is removed when the tests end: for what they build.
+	testDir string
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +31,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testDir = dir
 	demoServer, demoBuildErr = buildDemoServer(dir)
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -26,7 +26,7 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 		return nil, err
 	}
 	if o.bridge.given() {
-		return nil, usagef("--listen-*, --tls-cert and --tls-key are flags of tako bridge")
+		return nil, usagef("--listen-*, --tls-cert, --tls-key, --token, --token-env, --allow-host, --allow-origin and --max-clients are flags of tako bridge")
 	}
 	if len(o.headers) > 0 && o.server.kind != "http" && o.server.kind != "ws" {
 		return nil, usagef("--header is for an --http or --ws server")
