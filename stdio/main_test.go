@@ -177,6 +177,8 @@ func serve() {
 		case "cwd":
 			wd, _ := os.Getwd()
 			reply(msg.ID, map[string]string{"value": wd})
+		case "args":
+			reply(msg.ID, map[string][]string{"args": os.Args[1:]})
 		case "spawn":
 			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), serverEnv+"=sleep")
