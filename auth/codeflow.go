@@ -51,11 +51,17 @@ func (c *Client) codeFlow(ctx context.Context, t *target, rec *Record, scopes []
 	}
 	defer rd.Close()
 	redirect := rd.URL()
+	// Registered for every scope the resource and its server offer (a
+	// strict server grants nothing outside the registration), so that a
+	// later step-up is not refused for the registration's sake and does
+	// not register again; for what was asked alone when that would be
+	// more than maxScopes.
 	regScopes := scopes
 	if t.prm != nil {
-		// Registered for every scope the resource has, so that a later
-		// step-up is not refused by the registration.
-		regScopes = union(scopes, t.prm.ScopesSupported)
+		regScopes = union(regScopes, t.prm.ScopesSupported)
+	}
+	if all := union(regScopes, md.ScopesSupported); len(all) <= maxScopes {
+		regScopes = all
 	}
 	if err := c.ensureClient(ctx, t, rec, redirect, scopes, regScopes); err != nil {
 		return nil, err
