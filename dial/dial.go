@@ -221,21 +221,32 @@ func Dial(ctx context.Context, s Server, opts *transport.Options) (transport.Tra
 		opts = &transport.Options{}
 	}
 	d := &dialer{s: &s, opts: opts, name: nameOf(&s)}
-	kind, err := s.kind()
+	p, err := d.plan()
 	if err != nil {
-		return nil, d.fail("check", err)
+		return nil, err
 	}
-	switch kind {
+	switch p.kind {
 	case Stdio:
 		return d.stdio(ctx)
 	case HTTP, SSE:
-		return d.http(ctx)
+		return d.http(ctx, p)
 	case WebSocket:
-		return d.websocket(ctx)
-	case GRPC:
-		return d.grpc(ctx)
+		return d.websocket(ctx, p)
+	default: // GRPC: plan knows no other
+		return d.grpc(ctx, p)
 	}
-	return nil, d.fail("check", fmt.Errorf("%w: kind %q (stdio, http, sse, ws, grpc)", ErrUnsupported, kind))
+}
+
+// Check reports what Dial would refuse s for before it starts or reaches
+// anything (an *Error of Op "check", wrapping ErrInvalid or
+// ErrUnsupported): no Command and no URL, a bad URL or scheme, TLS options
+// that contradict each other or whose files do not load. A program checks
+// its flags or its config file's entries with it, and says what is wrong
+// before it starts the first server. The Authorizer is not consulted.
+func (s Server) Check() error {
+	d := &dialer{s: &s, opts: &transport.Options{}, name: nameOf(&s)}
+	_, err := d.plan()
+	return err
 }
 
 // dialer is one Dial's state.
@@ -245,12 +256,83 @@ type dialer struct {
 	name string
 }
 
+// plan is what checking a Server found out: its kind, its URL or target,
+// and its TLS configuration (nil: the defaults, or none).
+type plan struct {
+	kind      Kind
+	u         *url.URL
+	target    string // grpc
+	tls       *tls.Config
+	plaintext bool // grpc
+}
+
 func (d *dialer) fail(op string, err error) error {
 	return &Error{Server: d.name, Target: d.s.target(), Op: op, Err: err}
 }
 
-func (d *dialer) handshake(ctx context.Context, conn transport.Conn, opts *transport.Options) (transport.Transport, error) {
-	sess, err := transport.Connect(ctx, conn, opts)
+func (d *dialer) invalid(format string, args ...any) error {
+	return d.fail("check", fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...))
+}
+
+// plan checks s for its kind, as far as that can be done without the
+// network.
+func (d *dialer) plan() (*plan, error) {
+	s := d.s
+	kind, err := s.kind()
+	if err != nil {
+		return nil, d.fail("check", err)
+	}
+	p := &plan{kind: kind}
+	switch kind {
+	case Stdio:
+		if s.URL != "" {
+			return nil, d.invalid("a stdio server has a Command, not a URL")
+		}
+		if s.Command == "" {
+			return nil, d.invalid("a stdio server needs a Command")
+		}
+	case HTTP, SSE:
+		if p.u, err = d.checkURL("http", "https"); err != nil {
+			return nil, err
+		}
+		if s.TLS != nil {
+			if p.tls, err = d.tlsConfig(p.u.Scheme == "https", tls.VersionTLS12); err != nil {
+				return nil, err
+			}
+		}
+	case WebSocket:
+		if p.u, err = d.checkURL("ws", "wss"); err != nil {
+			return nil, err
+		}
+		if s.TLS != nil {
+			if p.tls, err = d.tlsConfig(p.u.Scheme == "wss", tls.VersionTLS12); err != nil {
+				return nil, err
+			}
+		}
+	case GRPC:
+		if s.Command != "" {
+			return nil, d.invalid("a grpc server has a URL (its target), not a Command")
+		}
+		if p.target = strings.TrimPrefix(s.URL, "grpc://"); p.target == "" {
+			return nil, d.invalid("a grpc server needs its target in URL (host:port)")
+		}
+		if t := s.TLS; t != nil && t.Plaintext {
+			if t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" {
+				return nil, d.invalid("TLS.Plaintext goes without CAFile, CertFile, KeyFile and ServerName")
+			}
+			p.plaintext = true
+		} else if p.tls, err = d.tlsConfig(true, 0); err != nil {
+			return nil, err
+		}
+		if _, ok := s.Auth.(credentials.PerRPCCredentials); s.Auth != nil && !ok {
+			return nil, d.fail("check", fmt.Errorf("%w: the Authorizer (%T) cannot authorize gRPC calls: it does not implement credentials.PerRPCCredentials", ErrUnsupported, s.Auth))
+		}
+	}
+	return p, nil
+}
+
+func (d *dialer) handshake(ctx context.Context, conn transport.Conn) (transport.Transport, error) {
+	sess, err := transport.Connect(ctx, conn, d.opts)
 	if err != nil {
 		return nil, d.fail("handshake", err)
 	}
@@ -259,23 +341,15 @@ func (d *dialer) handshake(ctx context.Context, conn transport.Conn, opts *trans
 
 func (d *dialer) stdio(ctx context.Context) (transport.Transport, error) {
 	s := d.s
-	if s.URL != "" {
-		return nil, d.fail("check", fmt.Errorf("%w: a stdio server has a Command, not a URL", ErrInvalid))
-	}
 	conn, err := stdio.Start(ctx, &stdio.Options{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, Logger: d.opts.Logger})
 	if err != nil {
 		return nil, d.fail("start", err)
 	}
-	return d.handshake(ctx, conn, d.opts)
+	return d.handshake(ctx, conn)
 }
 
-func (d *dialer) http(ctx context.Context) (transport.Transport, error) {
-	s := d.s
-	u, err := d.checkURL("http", "https")
-	if err != nil {
-		return nil, err
-	}
-	ho := &streamablehttp.Options{Header: s.Header.Clone(), Logger: d.opts.Logger}
+func (d *dialer) http(ctx context.Context, p *plan) (transport.Transport, error) {
+	ho := &streamablehttp.Options{Header: d.s.Header.Clone(), Logger: d.opts.Logger}
 	a, err := d.authorizer(ctx)
 	if err != nil {
 		return nil, err
@@ -284,26 +358,21 @@ func (d *dialer) http(ctx context.Context) (transport.Transport, error) {
 		ho.Auth = streamablehttp.Auth{Authorize: a.AuthorizeRequest, OnUnauthorized: a.HandleUnauthorized}
 	}
 	var rt *http.Transport
-	if s.TLS != nil {
-		cfg, err := d.tlsConfig(u.Scheme == "https", tls.VersionTLS12)
-		if err != nil {
-			return nil, err
-		}
-		rt = newRoundTripper(cfg)
+	if p.tls != nil {
+		rt = newRoundTripper(p.tls)
 		ho.RoundTripper = rt
 	}
-	c, err := streamablehttp.Dial(ctx, u.String(), ho)
+	c, err := streamablehttp.Dial(ctx, p.u.String(), ho)
 	if err != nil {
 		if rt != nil {
 			rt.CloseIdleConnections()
 		}
 		return nil, d.fail("check", fmt.Errorf("%w: %w", ErrInvalid, err))
 	}
-	var conn transport.Conn = c
 	if rt != nil {
-		conn = httpConn{c, rt}
+		return d.handshake(ctx, httpConn{c, rt})
 	}
-	return d.handshake(ctx, conn, d.opts)
+	return d.handshake(ctx, c)
 }
 
 // newRoundTripper is what the HTTP Conn would make for itself, with cfg.
@@ -334,20 +403,10 @@ func (c httpConn) Close() error {
 	return err
 }
 
-func (d *dialer) websocket(ctx context.Context) (transport.Transport, error) {
-	s := d.s
-	u, err := d.checkURL("ws", "wss")
-	if err != nil {
-		return nil, err
-	}
-	wo := &websocket.Options{Header: s.Header.Clone(), Proxy: http.ProxyFromEnvironment, Logger: d.opts.Logger}
+func (d *dialer) websocket(ctx context.Context, p *plan) (transport.Transport, error) {
+	wo := &websocket.Options{Header: d.s.Header.Clone(), Proxy: http.ProxyFromEnvironment, TLSClientConfig: p.tls, Logger: d.opts.Logger}
 	if wo.Header == nil {
 		wo.Header = http.Header{}
-	}
-	if s.TLS != nil {
-		if wo.TLSClientConfig, err = d.tlsConfig(u.Scheme == "wss", tls.VersionTLS12); err != nil {
-			return nil, err
-		}
 	}
 	a, err := d.authorizer(ctx)
 	if err != nil {
@@ -356,14 +415,14 @@ func (d *dialer) websocket(ctx context.Context) (transport.Transport, error) {
 	if a != nil && wo.Header.Get("Authorization") == "" {
 		// The upgrade is an HTTP GET of the same URL: authorize one, and
 		// send what the Authorizer set.
-		hu := *u
+		hu := *p.u
 		hu.Scheme = "http"
-		if u.Scheme == "wss" {
+		if p.u.Scheme == "wss" {
 			hu.Scheme = "https"
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, hu.String(), nil)
 		if err != nil {
-			return nil, d.fail("check", fmt.Errorf("%w: %w", ErrInvalid, err))
+			return nil, d.invalid("%v", err)
 		}
 		if err := a.AuthorizeRequest(req); err != nil {
 			return nil, d.fail("auth", err)
@@ -372,41 +431,21 @@ func (d *dialer) websocket(ctx context.Context) (transport.Transport, error) {
 			wo.Header[k] = v
 		}
 	}
-	conn, err := websocket.Dial(ctx, u.String(), wo)
+	conn, err := websocket.Dial(ctx, p.u.String(), wo)
 	if err != nil {
 		return nil, d.fail("connect", err)
 	}
-	return d.handshake(ctx, conn, d.opts)
+	return d.handshake(ctx, conn)
 }
 
-func (d *dialer) grpc(ctx context.Context) (transport.Transport, error) {
+func (d *dialer) grpc(ctx context.Context, p *plan) (transport.Transport, error) {
 	s := d.s
-	if s.Command != "" {
-		return nil, d.fail("check", fmt.Errorf("%w: a grpc server has a URL (its target), not a Command", ErrInvalid))
-	}
-	target := strings.TrimPrefix(s.URL, "grpc://")
-	if target == "" {
-		return nil, d.fail("check", fmt.Errorf("%w: a grpc server needs its target in URL (host:port)", ErrInvalid))
-	}
-	go_ := &mcpgrpc.Options{Handlers: d.opts.Handlers, CallTimeout: d.opts.CallTimeout, Logger: d.opts.Logger}
+	o := &mcpgrpc.Options{TLS: p.tls, InsecurePlaintext: p.plaintext, Handlers: d.opts.Handlers, CallTimeout: d.opts.CallTimeout, Logger: d.opts.Logger}
 	if len(s.Header) > 0 {
-		go_.Metadata = map[string]string{}
+		o.Metadata = map[string]string{}
 		for k, v := range s.Header {
-			go_.Metadata[strings.ToLower(k)] = strings.Join(v, ", ")
+			o.Metadata[strings.ToLower(k)] = strings.Join(v, ", ")
 		}
-	}
-	switch t := s.TLS; {
-	case t != nil && t.Plaintext:
-		if t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" {
-			return nil, d.fail("check", fmt.Errorf("%w: TLS.Plaintext goes without CAFile, CertFile, KeyFile and ServerName", ErrInvalid))
-		}
-		go_.InsecurePlaintext = true
-	default:
-		cfg, err := d.tlsConfig(true, 0)
-		if err != nil {
-			return nil, err
-		}
-		go_.TLS = cfg
 	}
 	a, err := d.authorizer(ctx)
 	if err != nil {
@@ -415,11 +454,11 @@ func (d *dialer) grpc(ctx context.Context) (transport.Transport, error) {
 	if a != nil {
 		creds, ok := a.(credentials.PerRPCCredentials)
 		if !ok {
-			return nil, d.fail("check", fmt.Errorf("%w: the Authorizer (%T) cannot authorize gRPC calls: it does not implement credentials.PerRPCCredentials", ErrUnsupported, a))
+			return nil, d.fail("auth", fmt.Errorf("%w: the Authorizer (%T) cannot authorize gRPC calls: it does not implement credentials.PerRPCCredentials", ErrUnsupported, a))
 		}
-		go_.DialOptions = []grpc.DialOption{grpc.WithPerRPCCredentials(creds)}
+		o.DialOptions = []grpc.DialOption{grpc.WithPerRPCCredentials(creds)}
 	}
-	c, err := mcpgrpc.Dial(ctx, target, go_)
+	c, err := mcpgrpc.Dial(ctx, p.target, o)
 	if err != nil {
 		return nil, d.fail("connect", err)
 	}
@@ -430,30 +469,26 @@ func (d *dialer) grpc(ctx context.Context) (transport.Transport, error) {
 func (d *dialer) checkURL(plain, secure string) (*url.URL, error) {
 	s := d.s
 	if s.Command != "" {
-		return nil, d.fail("check", fmt.Errorf("%w: a server has a Command or a URL, not both", ErrInvalid))
+		return nil, d.invalid("a server has a Command or a URL, not both")
 	}
 	if s.URL == "" {
-		return nil, d.fail("check", fmt.Errorf("%w: no URL", ErrInvalid))
+		return nil, d.invalid("no URL")
 	}
 	u, err := url.Parse(s.URL)
 	if err != nil {
-		return nil, d.fail("check", fmt.Errorf("%w: %w", ErrInvalid, err))
+		return nil, d.invalid("%v", err)
 	}
 	if u.Scheme != plain && u.Scheme != secure {
-		return nil, d.fail("check", fmt.Errorf("%w: a %s URL starts with %s:// or %s://, not %q", ErrUnsupported, d.kindWord(), plain, secure, u.Scheme+":"))
+		k, _ := s.kind()
+		return nil, d.fail("check", fmt.Errorf("%w: a %s URL starts with %s:// or %s://, not %q", ErrUnsupported, k, plain, secure, u.Scheme+":"))
 	}
 	if u.Host == "" {
-		return nil, d.fail("check", fmt.Errorf("%w: the URL has no host", ErrInvalid))
+		return nil, d.invalid("the URL has no host")
 	}
 	if s.TLS != nil && s.TLS.Plaintext {
-		return nil, d.fail("check", fmt.Errorf("%w: TLS.Plaintext is for grpc; an %s URL is plain text by its scheme", ErrInvalid, plain))
+		return nil, d.invalid("TLS.Plaintext is for grpc; an %s URL is plain text by its scheme", plain)
 	}
 	return u, nil
-}
-
-func (d *dialer) kindWord() string {
-	k, _ := d.s.kind()
-	return string(k)
 }
 
 // tlsConfig builds the client TLS configuration of s.TLS; secure is false
@@ -464,17 +499,17 @@ func (d *dialer) tlsConfig(secure bool, minVersion uint16) (*tls.Config, error) 
 		t = &TLS{}
 	}
 	if !secure {
-		return nil, d.fail("check", fmt.Errorf("%w: TLS options for a plain-text URL", ErrInvalid))
+		return nil, d.invalid("TLS options for a plain-text URL")
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, d.fail("check", fmt.Errorf("%w: TLS.CertFile and TLS.KeyFile go together", ErrInvalid))
+		return nil, d.invalid("TLS.CertFile and TLS.KeyFile go together")
 	}
 	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{
 		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName,
 		UseSystemRoots: t.CAFile == "", MinVersion: minVersion,
 	})
 	if err != nil {
-		return nil, d.fail("check", fmt.Errorf("%w: %w", ErrInvalid, err))
+		return nil, d.invalid("%w", err)
 	}
 	return cfg, nil
 }

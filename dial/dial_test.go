@@ -474,6 +474,23 @@ func TestDialRefusesBadServers(t *testing.T) {
 		if !errors.As(err, &de) || de.Op != "check" || !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%+v: %v, want a check error wrapping %v with %q", c.s, err, c.want, c.msg)
 		}
+		if cerr := c.s.Check(); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("%+v: Check says %v, Dial %v", c.s, cerr, err)
+		}
+	}
+	// Check starts and reaches nothing: a command that is not there, a
+	// host nobody serves and a CA that pins are all fine to it.
+	p := newPKI(t)
+	for _, s := range []dial.Server{
+		{Command: "no-such-mcp-server-here"},
+		{URL: "https://unreachable.invalid/mcp", TLS: &dial.TLS{CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey}},
+		{URL: "wss://unreachable.invalid/mcp"},
+		{Kind: dial.GRPC, URL: "unreachable.invalid:1", TLS: &dial.TLS{CAFile: p.ca}},
+		{Kind: dial.GRPC, URL: "unreachable.invalid:1"},
+	} {
+		if err := s.Check(); err != nil {
+			t.Errorf("Check(%+v): %v", s, err)
+		}
 	}
 }
 
