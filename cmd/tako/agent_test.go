@@ -85,11 +85,11 @@ func TestAgentTwoServersOpenAI(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	want := "the servers said: hi from demo-server2__echo | hi from demo-server__echo\n" // tools are offered sorted by name
+	want := "the servers said: hi from demo-server-2__echo | hi from demo-server__echo\n" // tools are offered sorted by name
 	if r.stdout != want {
 		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
-	for _, s := range []string{"→ demo-server__echo {\"message\":\"hi from demo-server__echo\"}", "← demo-server2__echo ok"} {
+	for _, s := range []string{"→ demo-server__echo {\"message\":\"hi from demo-server__echo\"}", "← demo-server-2__echo ok"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("stderr lacks %q: %s", s, r.stderr)
 		}
@@ -103,7 +103,7 @@ func TestAgentClashWithoutPrefix(t *testing.T) {
 	demo := demoCommand(t)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
 		"--stdio", demo, "--stdio", demo, "say hi")
-	r.wantFailure(t, exitFailure, "clash", "demo-server2")
+	r.wantFailure(t, exitFailure, "clash", "demo-server-2")
 }
 
 func TestAgentUsageErrors(t *testing.T) {
