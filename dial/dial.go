@@ -105,11 +105,12 @@ const (
 )
 
 // Server says how to reach one MCP server: a command to run, or a URL of
-// some Kind with its headers, authorization and TLS. The zero value of
-// every field but Command or URL works.
+// some [Kind] with its headers, authorization and [TLS]. The zero value of
+// every field but Command or URL works. [Dial] reaches it, [Server.Check]
+// checks it, [LoadConfig] reads servers from a file.
 type Server struct {
 	// Name names the server in errors, tool prefixes and menus. Empty
-	// means DefaultName.
+	// means [Server.DefaultName].
 	Name string
 
 	// Kind is the transport. Empty means the one the other fields imply:
@@ -180,7 +181,7 @@ type Authorizer interface {
 }
 
 // Errors a Server can be refused with before anything starts, each wrapped
-// in an *Error.
+// in an [*Error].
 var (
 	// ErrInvalid: the Server is incomplete or contradicts itself (no
 	// Command and no URL, both, a URL that does not parse, TLS options for
@@ -215,7 +216,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // (nil means the defaults), and returns the connected Transport: a
 // transport.Session for stdio, http, sse and ws, the gRPC Client for grpc.
 // ctx bounds the start and the handshake only; the Transport lives until
-// its Close. Every failure is an *Error, and leaves nothing running.
+// its Close. Every failure is an [*Error], and leaves nothing running.
+// [Server.Check] reports, without dialing, the failures that need no
+// network.
 func Dial(ctx context.Context, s Server, opts *transport.Options) (transport.Transport, error) {
 	if opts == nil {
 		opts = &transport.Options{}

@@ -21,8 +21,11 @@
 //
 // A Server is plain data: build one by hand, from flags, or with
 // LoadConfig. Kind may be left empty when the Command or the URL's scheme
-// says it. Errors name the server and the step that failed ([Error]), or
-// the file, the server and the place in it ([ConfigError]).
+// says it. Authorization plugs in as an [Authorizer], which an
+// [auth.Client] is; auth does not import dial. Errors name the server and
+// the step that failed ([Error]), or the file, the server and the place in
+// it ([ConfigError]).
 //
 // [orchestrator]: https://pkg.go.dev/github.com/tako-mcp/tako/orchestrator
+// [auth.Client]: https://pkg.go.dev/github.com/tako-mcp/tako/auth#Client
 package dial
