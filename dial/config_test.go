@@ -110,7 +110,7 @@ func TestLoadCursor(t *testing.T) {
       "command": "uvx",
       "args": ["mcp-server-search", "--cache", "${userHome}/.cache/search"],
       "envFile": "${userHome}/secrets/search.env",
-      "env": {"REGION": "us-east-1", "TOKEN": "${env:SEARCH_TOKEN}"},
+      "env": {"REGION": "us-east-1", "TOKEN": "${env:SEARCH_TOKEN}", "EMPTY": null},
     },
     "notion": {
       "url": "https://mcp.notion.com/mcp",
@@ -123,7 +123,7 @@ func TestLoadCursor(t *testing.T) {
 	servers := load(t, path, &dial.LoadOptions{LookupEnv: env(map[string]string{"SEARCH_TOKEN": "tok-1", "NOTION_TOKEN": "ntn-2"})})
 	wantServers(t, servers, []dial.Server{
 		{Name: "search", Kind: dial.Stdio, Command: "uvx", Args: []string{"mcp-server-search", "--cache", home + "/.cache/search"},
-			Env: []string{"EMPTY=", "REGION=us-east-1", "SEARCH_KEY=s3cr3t # not a comment", "TOKEN=tok-1"}},
+			Env: []string{"REGION=us-east-1", "SEARCH_KEY=s3cr3t # not a comment", "TOKEN=tok-1"}}, // null took EMPTY out
 		{Name: "notion", Kind: dial.HTTP, URL: "https://mcp.notion.com/mcp", Header: http.Header{"Authorization": {"Bearer ntn-2"}}},
 		{Name: "legacy", Kind: dial.SSE, URL: "http://localhost:3001/sse"},
 	})
@@ -281,6 +281,16 @@ func TestLoadOtherSpellings(t *testing.T) {
 		{Name: "d", Kind: dial.HTTP, URL: "https://d.example.com/mcp"},
 		{Name: "demo-server", Kind: dial.Stdio, Command: "./bin/demo-server"},
 	})
+}
+
+// TestLoadEnvironmentByDefault: without LoadOptions.LookupEnv, ${env:}
+// and ${NAME} read the process's environment.
+func TestLoadEnvironmentByDefault(t *testing.T) {
+	t.Setenv("TAKO_DIAL_TEST_TOKEN", "from-env")
+	path := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {"x": {"command": "x", "env": {"A": "${env:TAKO_DIAL_TEST_TOKEN}", "B": "${TAKO_DIAL_TEST_TOKEN}", "C": "${env:TAKO_DIAL_TEST_UNSET}"}}}}`)
+	if got := load(t, path, nil)[0].Env; !reflect.DeepEqual(got, []string{"A=from-env", "B=from-env", "C="}) {
+		t.Errorf("env %q", got)
+	}
 }
 
 // TestLoadAllDisabled: a file whose servers are all off gives none, and

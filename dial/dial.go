@@ -294,6 +294,9 @@ func (d *dialer) plan() (*plan, error) {
 		if s.Command == "" {
 			return nil, d.invalid("a stdio server needs a Command")
 		}
+		if len(s.Header) > 0 || s.TLS != nil {
+			return nil, d.invalid("Header and TLS are for a server reached at a URL; a stdio server takes its settings in Args and Env")
+		}
 	case HTTP, SSE:
 		if p.u, err = d.checkURL("http", "https"); err != nil {
 			return nil, err

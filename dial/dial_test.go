@@ -462,6 +462,8 @@ func TestDialRefusesBadServers(t *testing.T) {
 		{dial.Server{Kind: "carrier-pigeon", URL: "http://h/mcp"}, dial.ErrUnsupported, "carrier-pigeon"},
 		{dial.Server{Kind: dial.Stdio, URL: "http://h/mcp"}, dial.ErrInvalid, "not a URL"},
 		{dial.Server{Kind: dial.GRPC}, dial.ErrInvalid, "target"},
+		{dial.Server{Command: "x", Header: http.Header{"X-Key": {"k"}}}, dial.ErrInvalid, "Header and TLS are for a server reached at a URL"},
+		{dial.Server{Command: "x", TLS: &dial.TLS{CAFile: "ca.pem"}}, dial.ErrInvalid, "Header and TLS are for a server reached at a URL"},
 		{dial.Server{URL: "http://h/mcp", TLS: &dial.TLS{CAFile: "ca.pem"}}, dial.ErrInvalid, "plain-text URL"},
 		{dial.Server{URL: "https://h/mcp", TLS: &dial.TLS{Plaintext: true}}, dial.ErrInvalid, "Plaintext is for grpc"},
 		{dial.Server{URL: "https://h/mcp", TLS: &dial.TLS{CertFile: "c.pem"}}, dial.ErrInvalid, "go together"},
