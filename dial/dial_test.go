@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -269,6 +270,7 @@ func TestDialHTTPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
 	tr := mustDial(t, dial.Server{URL: hs.URL + "/mcp", TLS: &dial.TLS{CAFile: p.ca}}, nil)
