@@ -84,8 +84,8 @@ func TestAgentEverythingStdio(t *testing.T) {
 			t.Errorf("close: %v", err)
 		}
 	}()
-	if got := agent.Registry().Servers(); len(got) != 1 || got[0] != "everything" {
-		t.Errorf("server names %v, want [everything]", got)
+	if got := agent.Registry().Servers(); len(got) != 1 || got[0] != "server-everything" {
+		t.Errorf("server names %v, want [server-everything] (dial.Server.DefaultName)", got)
 	}
 	res, err := agent.Run(testContext(t), "say hello")
 	if err != nil {

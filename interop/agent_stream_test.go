@@ -91,7 +91,7 @@ func (m *streamingModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.text("check.")
-		out.toolCall("call-long", "everything__trigger-long-running-operation", `{"duration":1,"steps":3}`)
+		out.toolCall("call-long", "server-everything__trigger-long-running-operation", `{"duration":1,"steps":3}`)
 	case strings.Contains(lastText, "Long running operation completed"):
 		out.toolCall("call-research", "gosdk__research", `{"topic":"tako"}`)
 	default:
@@ -223,7 +223,7 @@ func TestAgentStreamingCLI(t *testing.T) {
 		t.Errorf("%d sampling requests reached the model, want 2 (a tool_use turn, then the answer)", sampling)
 	}
 
-	long := "everything__trigger-long-running-operation"
+	long := "server-everything__trigger-long-running-operation"
 	end := strings.Index(errs, "← "+long+" ok")
 	if end < 0 {
 		t.Fatalf("stderr lacks the long-running tool's result")

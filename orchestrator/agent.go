@@ -85,6 +85,13 @@ var ErrMaxTurns = errors.New("orchestrator: turn limit reached")
 type Agent struct {
 	cfg Config
 	reg *registry.Registry
+	// ownReg says the agent built reg (and closes it); added are the
+	// servers the agent put in it.
+	ownReg bool
+	added  []string
+
+	closeOnce sync.Once
+	closeErr  error
 
 	eventMu sync.Mutex
 
@@ -98,19 +105,30 @@ type Agent struct {
 }
 
 // New connects to every server concurrently, registers their tools and the
-// local tools, and returns the Agent. If a server cannot be started or its
-// handshake fails, or tool names clash, New closes everything it started
-// and returns an error naming the server. ctx bounds the connecting, as
+// local tools, and returns the Agent. If a server's configuration cannot
+// work, nothing is started; if a server cannot be started or its handshake
+// fails, or tool names clash, New closes everything it started and returns
+// an error naming the server. ctx bounds the connecting, as
 // Config.ConnectTimeout does when ctx has no deadline; the servers then
 // live until Close, whatever becomes of ctx.
 func New(ctx context.Context, cfg Config) (*Agent, error) {
-	if cfg.Provider == nil {
+	closeGiven := func() {
 		for _, s := range cfg.MCPServers {
 			if s.Transport != nil {
 				s.Transport.Close()
 			}
 		}
+	}
+	switch {
+	case cfg.Provider == nil:
+		closeGiven()
 		return nil, errors.New("orchestrator: Config.Provider is required")
+	case cfg.Registry != nil && cfg.Naming != nil:
+		closeGiven()
+		return nil, errors.New("orchestrator: Config.Naming is empty when Config.Registry is set: the naming policy is the registry's own")
+	case cfg.Registry != nil && len(cfg.Tools) > 0:
+		closeGiven()
+		return nil, errors.New("orchestrator: Config.Tools is empty when Config.Registry is set: add the tools to the registry")
 	}
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = 20
@@ -128,30 +146,34 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		defer cancel()
 	}
 	a := &Agent{cfg: cfg, running: map[string][]runningCall{}}
-	ropts := registry.Options{Naming: cfg.Naming, Logger: cfg.Logger}
-	if cfg.OnEvent != nil {
-		ropts.OnNotification = a.notification
+	var taken []string
+	if cfg.Registry != nil {
+		a.reg = cfg.Registry
+		taken = a.reg.Servers()
+	} else {
+		a.ownReg = true
+		ropts := registry.Options{Naming: cfg.Naming, Logger: cfg.Logger}
+		if cfg.OnEvent != nil {
+			ropts.OnNotification = a.HandleNotification
+		}
+		a.reg = registry.New(ropts)
 	}
-	a.reg = registry.New(ropts)
 	for _, t := range cfg.Tools {
 		if err := a.reg.AddTool(t); err != nil {
-			for _, s := range cfg.MCPServers {
-				if s.Transport != nil {
-					s.Transport.Close()
-				}
-			}
+			closeGiven()
+			a.reg.Close()
 			return nil, err
 		}
 	}
-	names, ts, err := a.connectServers(ctx, cfg.MCPServers)
+	names, ts, err := a.connectServers(ctx, cfg.MCPServers, taken)
 	if err != nil {
-		a.reg.Close()
+		a.Close()
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
 	for i, t := range ts {
 		s := &cfg.MCPServers[i]
 		opts := &registry.ServerOptions{Allow: s.Allow, Deny: s.Deny}
-		if s.Restart && (s.Command != "" || s.Connect != nil) {
+		if s.Restart && s.Transport == nil {
 			opts.Restart = &registry.RestartPolicy{
 				Connect:     func(ctx context.Context) (transport.Transport, error) { return a.dial(ctx, s, names[i]) },
 				MaxAttempts: s.MaxRestarts,
@@ -161,15 +183,17 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 			// AddServer closed t; close the rest, which the registry
 			// does not own yet.
 			closeAll(ts[i+1:])
-			a.reg.Close()
+			a.Close()
 			return nil, fmt.Errorf("orchestrator: server %q: %w", names[i], err)
 		}
+		a.added = append(a.added, names[i])
 	}
 	return a, nil
 }
 
-// Registry returns the agent's tool registry, to list the tools or to add
-// and remove tools and servers while the agent lives.
+// Registry returns the agent's tool registry (Config.Registry, when set),
+// to list the tools or to add and remove tools and servers while the agent
+// lives.
 func (a *Agent) Registry() *registry.Registry { return a.reg }
 
 // Usage returns the tokens used by every Run and sampling request so far.
@@ -185,8 +209,27 @@ func (a *Agent) addUsage(u Usage) {
 	a.usageMu.Unlock()
 }
 
-// Close ends every server and subprocess.
-func (a *Agent) Close() error { return a.reg.Close() }
+// Close ends every server and subprocess the agent started: with a
+// registry of its own, it closes the registry and every server in it;
+// with Config.Registry, it removes the servers of Config.MCPServers from
+// it, which ends them, and leaves the program's servers and the registry
+// as they are. Close is idempotent.
+func (a *Agent) Close() error {
+	a.closeOnce.Do(func() {
+		if a.ownReg {
+			a.closeErr = a.reg.Close()
+			return
+		}
+		var errs []error
+		for _, name := range a.added {
+			if err := a.reg.RemoveServer(name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
 
 func (a *Agent) emit(e Event) {
 	if a.cfg.OnEvent == nil {
@@ -356,8 +399,12 @@ func (a *Agent) track(server string, c runningCall) (done func()) {
 	}
 }
 
-// notification turns a server's log message into an event.
-func (a *Agent) notification(server string, n mcp.Notification) {
+// HandleNotification turns a server's log message into an EventToolLog.
+// The agent's own registry calls it; a program that gives the agent its
+// Registry calls it from that registry's Options.OnNotification, for the
+// agent to report its servers' log messages too. Other notifications are
+// ignored.
+func (a *Agent) HandleNotification(server string, n mcp.Notification) {
 	if n.Method != mcp.NotificationMessage {
 		return
 	}

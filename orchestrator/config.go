@@ -1,42 +1,64 @@
 package orchestrator
 
+// Design note: servers.
+//
+// The agent reaches its servers through dial and nothing else: an
+// MCPServer is a dial.Server (or a shorthand for one), a Transport the
+// program connected, or a Connect of its own. So the agent speaks every
+// transport tako does, names servers as the CLI does (dial's default
+// names, made unique with -2), and imports no transport package but
+// transport itself (DESIGN.md). New checks every server before it starts
+// any (Server.Check), then connects them concurrently, so one bad entry
+// costs nothing and one failed handshake closes the rest.
+//
+// Ownership follows who connected. A registry the program hands over
+// (Config.Registry) and what it already holds stay the program's; what the
+// agent connects it also ends, by removing it from that registry at Close.
+// With a registry of its own the agent owns everything in it.
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/registry"
-	"github.com/tako-mcp/tako/stdio"
-	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
 )
 
-// MCPServer is one server the agent connects to. Exactly one of Command,
-// URL, Transport and Connect is set.
+// MCPServer is one server the agent connects to. Exactly one of Server,
+// Command, URL, Transport and Connect is set.
 type MCPServer struct {
 	// Name identifies the server in errors, events and (with a naming
-	// policy) tool names. Empty means one derived from the command's base
-	// name, the URL's host, or the server's own name, made unique.
+	// policy) tool names. Empty means Server.Name, else one derived as
+	// DerivedName says, made unique.
 	Name string
 
-	// Command, Args, Env and Dir start a server as a subprocess that
-	// speaks MCP over stdio. Env holds KEY=VALUE entries added to the
-	// inherited environment.
+	// Server says how to reach the server: a command, or a URL of any
+	// kind tako speaks (Streamable HTTP, the 2024-11-05 HTTP+SSE wire,
+	// WebSocket, gRPC) with its headers, authorization and TLS. It is what
+	// dial.LoadConfig returns for each entry of a configuration file. The
+	// agent dials it (dial.Dial) with its session options.
+	Server dial.Server
+
+	// Command, Args, Env and Dir are short for Server{Command: Command,
+	// Args: Args, Env: Env, Dir: Dir}: a subprocess that speaks MCP over
+	// stdio. Env holds KEY=VALUE entries added to the inherited
+	// environment.
 	Command string
 	Args    []string
 	Env     []string
 	Dir     string
 
-	// URL reaches a server over Streamable HTTP; Header is added to every
-	// request (for example an Authorization header).
+	// URL and Header are short for Server{URL: URL, Header: Header}: the
+	// URL's scheme says the transport (http and https: Streamable HTTP,
+	// ws and wss: WebSocket, grpc: gRPC). Header is added to every request
+	// (for example an Authorization header).
 	URL    string
 	Header http.Header
 
@@ -55,11 +77,43 @@ type MCPServer struct {
 	// patterns); see registry.ServerOptions.
 	Allow, Deny []string
 
-	// Restart, for Command and Connect servers, starts the server again
+	// Restart, for every server but a Transport, connects the server again
 	// on the next call after it died, at most MaxRestarts times (zero
 	// means 3).
 	Restart     bool
 	MaxRestarts int
+}
+
+// dialed reports whether the agent reaches s through dial, and with what.
+func (s *MCPServer) dialed() (dial.Server, bool) {
+	switch {
+	case s.Command != "":
+		return dial.Server{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, true
+	case s.URL != "":
+		return dial.Server{URL: s.URL, Header: s.Header}, true
+	case s.Server.Command != "" || s.Server.URL != "":
+		return s.Server, true
+	}
+	return dial.Server{}, false
+}
+
+// check reports a server whose configuration cannot work, before anything
+// is started; name is the one New gave it.
+func (s *MCPServer) check(name string) error {
+	set := 0
+	for _, b := range []bool{s.Server.Command != "" || s.Server.URL != "", s.Command != "", s.URL != "", s.Transport != nil, s.Connect != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return errors.New("exactly one of Server, Command, URL, Transport and Connect must be set")
+	}
+	if ds, ok := s.dialed(); ok {
+		ds.Name = name
+		return ds.Check()
+	}
+	return nil
 }
 
 // Config configures an Agent. Provider is required; the zero value of
@@ -75,6 +129,26 @@ type Config struct {
 	// to tell apart two servers that both have a "search" tool. Nil keeps
 	// the servers' names, and a clash makes New fail.
 	Naming registry.NamingPolicy
+
+	// Registry, when set, is a registry the program built: the agent
+	// offers the model its tools (local ones and every server's) instead
+	// of building a registry of its own. Who owns what:
+	//
+	//   - the servers and tools already in Registry are the program's: the
+	//     agent neither connected them nor closes them, and Close leaves
+	//     Registry open;
+	//   - the MCPServers are the agent's: New connects them and adds them
+	//     to Registry, and Close removes them from it, which ends them;
+	//   - Naming and Tools must be empty, since the registry's naming
+	//     policy was fixed when it was built and it cannot remove a local
+	//     tool again: add tools to Registry yourself.
+	//
+	// The program's servers were connected with its own session options,
+	// so Sampling answers only the MCPServers' sampling requests, and
+	// EventToolLog events come for Registry's servers only if the
+	// program passes its registry.Options.OnNotification on to
+	// Agent.HandleNotification.
+	Registry *registry.Registry
 
 	// MaxTurns bounds the model turns of one Run; zero means 20.
 	MaxTurns int
@@ -96,9 +170,11 @@ type Config struct {
 	// callback slows the agent.
 	OnEvent func(Event)
 
-	// Session is the template for the sessions of Command and URL servers
-	// (client info, protocol version, timeouts, roots and elicitation
-	// handlers). Handlers.Sampling is set by the agent when Sampling is.
+	// Session is the template for the sessions of the servers the agent
+	// dials and of those it Connects (client info, protocol version,
+	// timeouts, roots and elicitation handlers); a gRPC server takes its
+	// Handlers and CallTimeout. Handlers.Sampling is set by the agent when
+	// Sampling is.
 	Session transport.Options
 
 	// ConnectTimeout bounds each server's start and handshake in New
@@ -110,17 +186,26 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ErrUnsupported is returned for a server configuration tako cannot
-// reach, such as a URL whose scheme is not http or https.
-var ErrUnsupported = errors.New("orchestrator: not supported")
+// ErrUnsupported is dial.ErrUnsupported, which a server configuration
+// tako cannot reach (a URL of another scheme, an unknown kind) wraps.
+var ErrUnsupported = dial.ErrUnsupported
 
-// connectServers connects every server concurrently. On any failure it
-// closes those that connected and returns every failure, each naming its
-// server.
-func (a *Agent) connectServers(ctx context.Context, servers []MCPServer) ([]string, []transport.Transport, error) {
-	names := serverNames(servers)
-	ts := make([]transport.Transport, len(servers))
+// connectServers connects every server concurrently, after checking them
+// all. On any failure it closes those that connected and returns every
+// failure, each naming its server. taken are the names already in the
+// registry, which the servers' derived names avoid.
+func (a *Agent) connectServers(ctx context.Context, servers []MCPServer, taken []string) ([]string, []transport.Transport, error) {
+	names := serverNames(servers, taken)
 	errs := make([]error, len(servers))
+	for i := range servers {
+		if err := servers[i].check(names[i]); err != nil {
+			errs[i] = nameError(names[i], err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	ts := make([]transport.Transport, len(servers))
 	var wg sync.WaitGroup
 	for i := range servers {
 		wg.Add(1)
@@ -128,7 +213,7 @@ func (a *Agent) connectServers(ctx context.Context, servers []MCPServer) ([]stri
 			defer wg.Done()
 			t, err := a.dial(ctx, &servers[i], names[i])
 			if err != nil {
-				errs[i] = fmt.Errorf("server %q: %w", names[i], err)
+				errs[i] = nameError(names[i], err)
 				return
 			}
 			ts[i] = t
@@ -140,6 +225,15 @@ func (a *Agent) connectServers(ctx context.Context, servers []MCPServer) ([]stri
 		return nil, nil, err
 	}
 	return names, ts, nil
+}
+
+// nameError names the server in err, unless dial did.
+func nameError(name string, err error) error {
+	var de *dial.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	return fmt.Errorf("server %q: %w", name, err)
 }
 
 func closeAll(ts []transport.Transport) {
@@ -156,25 +250,19 @@ func closeAll(ts []transport.Transport) {
 // dial connects one server as its configuration says; name is the one New
 // gave it.
 func (a *Agent) dial(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
-	set := 0
-	for _, b := range []bool{s.Command != "", s.URL != "", s.Transport != nil, s.Connect != nil} {
-		if b {
-			set++
-		}
-	}
-	if set != 1 {
-		return nil, errors.New("exactly one of Command, URL, Transport and Connect must be set")
-	}
 	switch {
 	case s.Transport != nil:
 		return s.Transport, nil
 	case s.Connect != nil:
-		return s.Connect(ctx, a.sessionOptions(name))
-	case s.URL != "":
-		return a.dialURL(ctx, s, name)
-	default:
-		return a.dialStdio(ctx, s, name)
+		t, err := s.Connect(ctx, a.sessionOptions(name))
+		if err != nil {
+			return nil, err // not a typed nil in an interface
+		}
+		return t, nil
 	}
+	ds, _ := s.dialed()
+	ds.Name = name
+	return dial.Dial(ctx, ds, a.sessionOptions(name))
 }
 
 // sessionOptions are the session options of the server New named name.
@@ -192,124 +280,40 @@ func (a *Agent) sessionOptions(name string) *transport.Options {
 	return &o
 }
 
-func (a *Agent) dialStdio(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
-	conn, err := stdio.Start(ctx, &stdio.Options{
-		Command: s.Command,
-		Args:    s.Args,
-		Env:     s.Env,
-		Dir:     s.Dir,
-		Logger:  a.cfg.Logger,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", s.Command, err)
-	}
-	sess, err := transport.Connect(ctx, conn, a.sessionOptions(name))
-	if err != nil {
-		return nil, fmt.Errorf("handshake with %s: %w", s.Command, err)
-	}
-	return sess, nil
-}
-
-// dialURL reaches a server over Streamable HTTP. It is the one place that
-// knows that transport.
-func (a *Agent) dialURL(ctx context.Context, s *MCPServer, name string) (transport.Transport, error) {
-	u, err := url.Parse(s.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: URL %q is not an http or https URL", ErrUnsupported, s.URL)
-	}
-	conn, err := streamablehttp.Dial(ctx, s.URL, &streamablehttp.Options{Header: s.Header, Logger: a.cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	sess, err := transport.Connect(ctx, conn, a.sessionOptions(name))
-	if err != nil {
-		return nil, fmt.Errorf("handshake with %s: %w", s.URL, err)
-	}
-	return sess, nil
-}
-
-// serverNames returns a unique, tool-name-safe name for every server.
-func serverNames(servers []MCPServer) []string {
-	names := make([]string, len(servers))
-	used := map[string]int{}
+// serverNames returns a unique, tool-name-safe name for every server,
+// none of them in taken.
+func serverNames(servers []MCPServer, taken []string) []string {
+	names := append([]string(nil), taken...)
 	for i := range servers {
 		n := servers[i].Name
 		if n == "" {
 			n = servers[i].DerivedName()
 		}
-		used[n]++
-		if c := used[n]; c > 1 {
-			n = fmt.Sprintf("%s%d", n, c)
-		}
-		names[i] = n
+		names = append(names, n)
 	}
-	return names
+	return dial.UniqueNames(names)[len(taken):]
 }
 
-// DerivedName is the name New gives a server whose Name is empty: the
-// package or script a launcher such as npx, uvx, node or python runs (less
-// a "server-" prefix), else the command's base name; the URL's host; or the
-// connected server's own name. Only letters, digits, '_' and '-' are kept,
-// since the name may become part of tool names. New makes the names unique
-// by appending a number.
+// DerivedName is the name New gives a server whose Name is empty: its
+// Server's Name, else the server's default name (dial.Server.DefaultName:
+// what the command runs, such as server-everything for npx -y
+// @modelcontextprotocol/server-everything, or the URL's host, such as news
+// for https://news.example.com/mcp), or a Transport's own name for itself,
+// cleaned (dial.CleanName). New makes the names unique by appending -2, -3,
+// and so on.
 func (s *MCPServer) DerivedName() string {
-	var n string
-	switch {
-	case s.Command != "":
-		n = commandName(s.Command, s.Args)
-	case s.URL != "":
-		if u, err := url.Parse(s.URL); err == nil {
-			n = u.Hostname()
+	if ds, ok := s.dialed(); ok {
+		if ds.Name != "" {
+			return ds.Name
 		}
-	case s.Transport != nil:
-		n = s.Transport.ServerInfo().Implementation.Name
+		return ds.DefaultName()
 	}
-	n = sanitize(n)
+	var n string
+	if s.Transport != nil {
+		n = dial.CleanName(s.Transport.ServerInfo().Implementation.Name)
+	}
 	if n == "" {
 		n = "server"
 	}
 	return n
-}
-
-// commandName names a stdio server after what it runs: the package or
-// script for launchers such as npx, uvx, node or python, else the command.
-func commandName(command string, args []string) string {
-	base := filepath.Base(command)
-	switch strings.TrimSuffix(base, ".exe") {
-	case "npx", "uvx", "node", "python", "python3", "deno", "bun", "go":
-		for _, a := range args {
-			if a == "" || a[0] == '-' || a == "run" {
-				continue
-			}
-			// A script such as .../server-everything/dist/index.js is
-			// named after its package directory.
-			dir, name := filepath.Split(a)
-			name = strings.TrimSuffix(name, filepath.Ext(name))
-			for (name == "index" || name == "main" || name == "dist" || name == "build" || name == "lib" || name == "src") && dir != "" {
-				dir, name = filepath.Split(strings.TrimSuffix(dir, string(filepath.Separator)))
-			}
-			if i := strings.LastIndex(name, "server-"); i >= 0 && len(name) > i+7 {
-				name = name[i+7:]
-			}
-			if name == "" || name == "." || name == "index" || name == "main" {
-				continue
-			}
-			return name
-		}
-	}
-	return base
-}
-
-// sanitize keeps the characters every model API accepts in a tool name.
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return strings.Trim(b.String(), "_")
 }

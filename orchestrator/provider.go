@@ -8,6 +8,13 @@
 // Completions API (also spoken by vLLM, llama.cpp and Ollama) live in the
 // subpackages anthropic and openai; any other model is one small type that
 // implements Provider.
+//
+// The servers are [MCPServer]s: a [dial.Server] (a command, or a URL over
+// Streamable HTTP, SSE, WebSocket or gRPC, as [dial.LoadConfig] reads them
+// from a configuration file), a Transport the program connected, or a
+// Connect function of its own. [New] connects them; [Config.Registry]
+// lets the agent use a registry the program built instead, whose servers
+// stay the program's.
 package orchestrator
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/orchestrator"
 	"github.com/tako-mcp/tako/orchestrator/anthropic"
 	"github.com/tako-mcp/tako/orchestrator/openai"
@@ -70,7 +72,33 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	for name, set := range agentBoolFlags {
 		bools[name] = func(v bool) { set(a, v) }
 	}
+	// The TLS flags of --grpc apply to the server flag before them, as
+	// --env and --header do.
+	var tlsErr error
+	lastServer := func(flag string) *options {
+		if len(a.servers) == 0 {
+			tlsErr = cmp.Or(tlsErr, usagef("--%s applies to the --grpc flag before it; give --grpc HOST:PORT first", flag))
+			return nil
+		}
+		return &a.servers[len(a.servers)-1]
+	}
+	for _, name := range []string{"cert", "key", "ca", "server-name"} {
+		own[name] = func(v string) error {
+			if o := lastServer(name); o != nil {
+				return setGRPC(name)(o, v)
+			}
+			return tlsErr
+		}
+	}
+	bools["plaintext"] = func(v bool) {
+		if o := lastServer("plaintext"); o != nil {
+			o.grpc.plaintext = v
+		}
+	}
 	positional, err := a.parse("agent", args, own, bools)
+	if err == nil {
+		err = tlsErr
+	}
 	if err != nil || a.help {
 		return a, err
 	}
@@ -105,31 +133,21 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if a.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	given := len(a.servers) // the flags' servers; the --config file's come after
 	names, err := a.resolve("agent")
 	if err != nil {
 		return err
 	}
 	servers := make([]orchestrator.MCPServer, 0, len(a.servers))
 	for i := range a.servers {
-		o := &a.servers[i]
-		// The agent's session options carry its sampling handler; the
-		// dialer reads them when it connects.
-		o.session = &transport.Options{}
-		dial, err := chooseServer(o, logger)
+		s, err := dialServer(&a.servers[i], logger)
 		if err != nil {
 			return err
 		}
-		servers = append(servers, orchestrator.MCPServer{
-			Name: names[i],
-			Connect: func(ctx context.Context, opts *transport.Options) (transport.Transport, error) {
-				o.session.Handlers = opts.Handlers
-				s, err := dial(ctx)
-				if err != nil {
-					return nil, err // not a typed nil in an interface
-				}
-				return s, nil
-			},
-		})
+		if i >= given {
+			s.Name = names[i] // the file's own names; the flags' are dial's
+		}
+		servers = append(servers, orchestrator.MCPServer{Server: s})
 	}
 	provider, err := newProvider(a)
 	if err != nil {
@@ -150,6 +168,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Sampling:            true,
 		Logger:              logger,
 		OnEvent:             out.event,
+		Session:             transport.Options{LogLevel: a.logLevel},
 	}
 	if a.prefix {
 		cfg.Naming = registry.Prefix("__")
@@ -167,6 +186,52 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return explainAgent(ctx, err)
 	}
 	return nil
+}
+
+// dialServer is the dial.Server of one transport flag (or --config entry)
+// with its --env, --header and TLS flags. chooseServer checks them first,
+// as for every other command, so that a bad flag is a usage error before
+// any server starts; the orchestrator then reaches the server through dial
+// (any kind: stdio, --http, --ws, --grpc) with its own session options.
+func dialServer(o *options, logger *slog.Logger) (dial.Server, error) {
+	if _, err := chooseServer(o, logger); err != nil {
+		return dial.Server{}, err
+	}
+	var s dial.Server
+	switch o.server.kind {
+	case "stdio":
+		argv := o.argv
+		if argv == nil {
+			var err error
+			if argv, err = splitCommand(o.server.value); err != nil {
+				return s, usagef("--stdio: %v", err)
+			}
+		}
+		s = dial.Server{Kind: dial.Stdio, Command: argv[0], Args: argv[1:], Env: o.env}
+	case "http", "ws":
+		s = dial.Server{Kind: dial.HTTP, URL: o.server.value, Header: headerFlags(o.headers), AuthFunc: loginAuth}
+		if o.server.kind == "ws" {
+			s.Kind = dial.WebSocket
+		}
+	case "grpc":
+		g := &o.grpc
+		s = dial.Server{Kind: dial.GRPC, URL: o.server.value,
+			TLS: &dial.TLS{CAFile: g.ca, CertFile: g.cert, KeyFile: g.key, ServerName: g.serverName, Plaintext: g.plaintext}}
+	}
+	if err := s.Check(); err != nil {
+		return s, usagef("%v", err)
+	}
+	return s, nil
+}
+
+// loginAuth is the authorization of an --http or --ws server: the tokens
+// `tako login` stored for it (storedAuth).
+func loginAuth(_ context.Context, s *dial.Server) (dial.Authorizer, error) {
+	ac, err := storedAuth(s.URL)
+	if err != nil {
+		return nil, err // not a typed nil in an interface
+	}
+	return ac, nil
 }
 
 // explainAgent words an agent failure for a person.

@@ -1,19 +1,27 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/orchestrator"
+	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/websocket"
 )
 
 // modelServer plays an OpenAI-compatible model: on the first request it
@@ -85,11 +93,11 @@ func TestAgentTwoServersOpenAI(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	want := "the servers said: hi from demo-server2__echo | hi from demo-server__echo\n" // tools are offered sorted by name
+	want := "the servers said: hi from demo-server-2__echo | hi from demo-server__echo\n" // tools are offered sorted by name
 	if r.stdout != want {
 		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
-	for _, s := range []string{"→ demo-server__echo {\"message\":\"hi from demo-server__echo\"}", "← demo-server2__echo ok"} {
+	for _, s := range []string{"→ demo-server__echo {\"message\":\"hi from demo-server__echo\"}", "← demo-server-2__echo ok"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("stderr lacks %q: %s", s, r.stderr)
 		}
@@ -103,7 +111,7 @@ func TestAgentClashWithoutPrefix(t *testing.T) {
 	demo := demoCommand(t)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
 		"--stdio", demo, "--stdio", demo, "say hi")
-	r.wantFailure(t, exitFailure, "clash", "demo-server2")
+	r.wantFailure(t, exitFailure, "clash", "demo-server-2")
 }
 
 func TestAgentUsageErrors(t *testing.T) {
@@ -202,5 +210,158 @@ s [info] db: query ran
 `
 	if stderr.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+	}
+}
+
+// wsDemo serves the demo server over WebSocket (the websocket package's
+// bridge Handler over httptest, one demo-server process per client) and
+// returns its ws:// URL.
+func wsDemo(t *testing.T, name string) string {
+	t.Helper()
+	if demoBuildErr != nil {
+		t.Fatalf("no demo server: %v", demoBuildErr)
+	}
+	h := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
+		return stdio.Start(ctx, &stdio.Options{Command: demoServer, Args: []string{"-name", name}})
+	}}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
+}
+
+// grpcDemo serves the demo server over gRPC with mutual TLS (p's server
+// certificate, p's CA for the clients) and returns its address.
+func grpcDemo(t *testing.T, p grpcPKI) string {
+	t.Helper()
+	if demoBuildErr != nil {
+		t.Fatalf("no demo server: %v", demoBuildErr)
+	}
+	ctx := context.Background()
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: demoServer, Args: []string{"-name", "grpc-demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.serverCert, KeyFile: p.serverKey, CAFile: p.ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpgrpc.NewServer(sess, &mcpgrpc.ServerOptions{TLS: tlsCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func portOf(t *testing.T, hostport string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// Issue 21: tako agent's servers were named with strings.Replace(value,
+// "ws", "http", 1), so a --ws server on this machine was 127_0_0_1 and
+// every --grpc server "server"; and the agent's gRPC servers did not get
+// its session handlers. Now --ws and --grpc (with its TLS flags) reach the
+// orchestrator as dial.Servers, named by dial.
+func TestAgentWebSocketAndGRPC(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	p := newGRPCPKI(t)
+	wsURL := wsDemo(t, "ws-demo")
+	addr := grpcDemo(t, p)
+	ws := "localhost-" + portOf(t, strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws://"), "/mcp"))
+	grpc := "localhost-" + portOf(t, addr)
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix",
+		"--ws", wsURL, "--header", "X-Team: blue",
+		"--grpc", addr, "--ca", p.ca, "--cert", p.clientCert, "--key", p.clientKey, "--server-name", "mcp.test",
+		"say hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	calls := []string{"hi from " + grpc + "__echo", "hi from " + ws + "__echo"}
+	slices.Sort(calls) // tools are offered sorted by name
+	if want := "the servers said: " + strings.Join(calls, " | ") + "\n"; r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+	for _, s := range []string{"← " + ws + "__echo ok", "← " + grpc + "__echo ok"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q: %s", s, r.stderr)
+		}
+	}
+}
+
+// TestAgentGRPCFlags: the TLS flags go with the --grpc before them; where
+// they do not apply, or a server is wrong, the agent says so before it
+// starts anything.
+func TestAgentGRPCFlags(t *testing.T) {
+	p := newGRPCPKI(t)
+	addr := grpcDemo(t, p)
+	base := []string{"agent", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--ca", p.ca, "--grpc", addr, "hi"}, exitUsage, []string{"--ca applies to the --grpc flag before it"}},
+		{[]string{"--plaintext", "--grpc", addr, "hi"}, exitUsage, []string{"--plaintext applies to the --grpc flag before it"}},
+		{[]string{"--ws", "ws://127.0.0.1:1/mcp", "--ca", p.ca, "hi"}, exitUsage, []string{"are for a --grpc server"}},
+		{[]string{"--grpc", addr, "hi"}, exitUsage, []string{"--grpc needs --ca FILE"}},
+		{[]string{"--grpc", addr, "--ca", p.ca, "--cert", p.clientCert, "hi"}, exitUsage, []string{"--cert and --key go together"}},
+		// No client certificate: the server refuses, and the error names
+		// the server once.
+		{[]string{"--grpc", addr, "--ca", p.ca, "--server-name", "mcp.test", "hi"}, exitFailure,
+			[]string{`server "localhost-` + portOf(t, addr) + `" (` + addr + `): connect:`, "certificate required"}},
+	} {
+		r := tako(t, append(base, c.args...)...)
+		r.wantFailure(t, c.code, c.want...)
+	}
+}
+
+// TestAgentWebSocketNames: two --ws servers on this machine are
+// localhost-PORT and localhost-PORT-2, not 127_0_0_1 and 127_0_0_12.
+func TestAgentWebSocketNames(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	wsURL := wsDemo(t, "ws-demo")
+	name := "localhost-" + portOf(t, strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws://"), "/mcp"))
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix", "--ws", wsURL, "--ws", wsURL, "say hi")
+	if want := "the servers said: hi from " + name + "-2__echo | hi from " + name + "__echo\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d, stdout %q, want %q", r.code, r.stdout, want)
+	}
+}
+
+// Issue 21: strings.Replace(value, "ws", "http", 1) named an --http
+// server after a mangled URL: https://news.example.com became nehttp, and
+// so did this machine's /news/mcp.
+func TestAgentHTTPNameNotMangled(t *testing.T) {
+	model := &modelServer{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	url := referenceHTTP(t, mcptest.NewReference(mcptest.Options{})) + "/news/mcp"
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix", "--http", url, "say hi")
+	if want := "the servers said: hi from news__echo\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d, stdout %q, want %q", r.code, r.stdout, want)
 	}
 }

@@ -1,0 +1,214 @@
+package dial_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tako-mcp/tako/mcptest"
+)
+
+// demoServer is examples/demo-server, built once by TestMain; empty with
+// demoErr saying why when it could not be built.
+var (
+	demoServer string
+	demoErr    error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tako-dial-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	demoServer = filepath.Join(dir, "demo-server")
+	cmd := exec.Command("go", "build", "-o", demoServer, "./examples/demo-server")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		demoErr = fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		// Every Transport a test dialled is closed by then: a goroutine
+		// left is a leak in dial or below (an HTTP transport's idle
+		// connections, a child's reaper).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func demo(t *testing.T) string {
+	t.Helper()
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+	return demoServer
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// pki is a CA made at test time, a server certificate it signed for
+// mcp.test and 127.0.0.1, and a client certificate, in files.
+type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+
+func newPKI(t *testing.T) pki {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	serial := func() *big.Int {
+		n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	caKey := newKey()
+	caTmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "tako dial test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pki{ca: write("ca.crt", "CERTIFICATE", caDER)}
+	issue := func(name string, server bool) (string, string) {
+		k := newKey()
+		tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
+		if server {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+			tmpl.DNSNames = []string{"mcp.test"}
+			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		} else {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(name+".crt", "CERTIFICATE", der), write(name+".key", "EC PRIVATE KEY", kder)
+	}
+	p.serverCert, p.serverKey = issue("server", true)
+	p.clientCert, p.clientKey = issue("client", false)
+	return p
+}
+
+// everythingHTTP starts the npm reference server
+// (@modelcontextprotocol/server-everything) in mode (streamableHttp or sse)
+// on a free loopback port and returns its endpoint's URL. The interop
+// module's loopback.cjs makes its express app bind 127.0.0.1 only.
+func everythingHTTP(t *testing.T, mode string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		mcptest.SkipOrFail(t, "node is not on PATH: install Node.js 20 or later, then run `npm ci` in the repository root")
+	}
+	script, _ := filepath.Abs(filepath.Join("..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	preload, _ := filepath.Abs(filepath.Join("..", "interop", "testdata", "loopback.cjs"))
+	for _, f := range []string{script, preload} {
+		if _, err := os.Stat(f); err != nil {
+			mcptest.SkipOrFail(t, f+" is missing: run `npm ci` in the repository root")
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // the server binds it a moment later; a clash fails loudly
+	cmd := exec.Command(node, "--require", preload, script, mode)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	readDone := make(chan struct{})
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-readDone:
+		case <-time.After(10 * time.Second):
+			t.Error("server-everything's output did not end after it was killed")
+		}
+		cmd.Wait()
+	})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(out)
+		listening := regexp.MustCompile(`(?:listening on port|running on port) (\d+)`)
+		found := false
+		for sc.Scan() {
+			if !found && listening.MatchString(sc.Text()) {
+				found = true
+				ready <- true
+			}
+		}
+		if !found {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("server-everything ended before it listened")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server-everything did not listen within 30s")
+	}
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(port) + path
+}
