@@ -228,15 +228,46 @@ func Dial(ctx context.Context, s Server, opts *transport.Options) (transport.Tra
 	if err != nil {
 		return nil, err
 	}
+	if p.kind == GRPC {
+		return d.grpc(ctx, p)
+	}
+	conn, err := d.conn(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return d.handshake(ctx, conn)
+}
+
+// DialConn reaches s and returns its message Conn, before any handshake:
+// for a program that speaks the protocol through the Conn itself (a bridge
+// forwarding another client's messages, an inspector that records every
+// message), or wraps it before transport.Connect. opts gives the Conn its
+// Logger; nil means none. A grpc server, whose wire is no message Conn, is
+// refused with ErrUnsupported. Every failure is an [*Error].
+func DialConn(ctx context.Context, s Server, opts *transport.Options) (transport.Conn, error) {
+	if opts == nil {
+		opts = &transport.Options{}
+	}
+	d := &dialer{s: &s, opts: opts, name: nameOf(&s)}
+	p, err := d.plan()
+	if err != nil {
+		return nil, err
+	}
+	if p.kind == GRPC {
+		return nil, d.fail("check", fmt.Errorf("%w: a grpc server has no message Conn; use Dial", ErrUnsupported))
+	}
+	return d.conn(ctx, p)
+}
+
+// conn is the Conn of a stdio, http, sse or ws server.
+func (d *dialer) conn(ctx context.Context, p *plan) (transport.Conn, error) {
 	switch p.kind {
 	case Stdio:
 		return d.stdio(ctx)
 	case HTTP, SSE:
 		return d.http(ctx, p)
-	case WebSocket:
+	default: // WebSocket: plan knows no other
 		return d.websocket(ctx, p)
-	default: // GRPC: plan knows no other
-		return d.grpc(ctx, p)
 	}
 }
 
@@ -345,16 +376,16 @@ func (d *dialer) handshake(ctx context.Context, conn transport.Conn) (transport.
 	return sess, nil
 }
 
-func (d *dialer) stdio(ctx context.Context) (transport.Transport, error) {
+func (d *dialer) stdio(ctx context.Context) (transport.Conn, error) {
 	s := d.s
 	conn, err := stdio.Start(ctx, &stdio.Options{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, Logger: d.opts.Logger})
 	if err != nil {
 		return nil, d.fail("start", err)
 	}
-	return d.handshake(ctx, conn)
+	return conn, nil
 }
 
-func (d *dialer) http(ctx context.Context, p *plan) (transport.Transport, error) {
+func (d *dialer) http(ctx context.Context, p *plan) (transport.Conn, error) {
 	ho := &streamablehttp.Options{Header: d.s.Header.Clone(), Logger: d.opts.Logger}
 	a, err := d.authorizer(ctx)
 	if err != nil {
@@ -376,9 +407,9 @@ func (d *dialer) http(ctx context.Context, p *plan) (transport.Transport, error)
 		return nil, d.fail("check", fmt.Errorf("%w: %w", ErrInvalid, err))
 	}
 	if rt != nil {
-		return d.handshake(ctx, httpConn{c, rt})
+		return httpConn{c, rt}, nil
 	}
-	return d.handshake(ctx, c)
+	return c, nil
 }
 
 // newRoundTripper is what the HTTP Conn would make for itself, with cfg.
@@ -409,7 +440,7 @@ func (c httpConn) Close() error {
 	return err
 }
 
-func (d *dialer) websocket(ctx context.Context, p *plan) (transport.Transport, error) {
+func (d *dialer) websocket(ctx context.Context, p *plan) (transport.Conn, error) {
 	wo := &websocket.Options{Header: d.s.Header.Clone(), Proxy: http.ProxyFromEnvironment, TLSClientConfig: p.tls, Logger: d.opts.Logger}
 	if wo.Header == nil {
 		wo.Header = http.Header{}
@@ -441,7 +472,7 @@ func (d *dialer) websocket(ctx context.Context, p *plan) (transport.Transport, e
 	if err != nil {
 		return nil, d.fail("connect", err)
 	}
-	return d.handshake(ctx, conn)
+	return conn, nil
 }
 
 func (d *dialer) grpc(ctx context.Context, p *plan) (transport.Transport, error) {
@@ -485,8 +516,7 @@ func (d *dialer) checkURL(plain, secure string) (*url.URL, error) {
 		return nil, d.invalid("%v", err)
 	}
 	if u.Scheme != plain && u.Scheme != secure {
-		k, _ := s.kind()
-		return nil, d.fail("check", fmt.Errorf("%w: a %s URL starts with %s:// or %s://, not %q", ErrUnsupported, k, plain, secure, u.Scheme+":"))
+		return nil, d.fail("check", fmt.Errorf("%w: the URL must start with %s:// or %s://, not %q", ErrUnsupported, plain, secure, u.Scheme+":"))
 	}
 	if u.Host == "" {
 		return nil, d.invalid("the URL has no host")

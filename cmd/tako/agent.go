@@ -189,49 +189,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // dialServer is the dial.Server of one transport flag (or --config entry)
-// with its --env, --header and TLS flags. chooseServer checks them first,
-// as for every other command, so that a bad flag is a usage error before
-// any server starts; the orchestrator then reaches the server through dial
+// with its --env, --header and TLS flags, checked as for every other
+// command (chooseServer), so that a bad flag is a usage error before any
+// server starts; the orchestrator then reaches the server through dial
 // (any kind: stdio, --http, --ws, --grpc) with its own session options.
 func dialServer(o *options, logger *slog.Logger) (dial.Server, error) {
 	if _, err := chooseServer(o, logger); err != nil {
 		return dial.Server{}, err
 	}
-	var s dial.Server
-	switch o.server.kind {
-	case "stdio":
-		argv := o.argv
-		if argv == nil {
-			var err error
-			if argv, err = splitCommand(o.server.value); err != nil {
-				return s, usagef("--stdio: %v", err)
-			}
-		}
-		s = dial.Server{Kind: dial.Stdio, Command: argv[0], Args: argv[1:], Env: o.env}
-	case "http", "ws":
-		s = dial.Server{Kind: dial.HTTP, URL: o.server.value, Header: headerFlags(o.headers), AuthFunc: loginAuth}
-		if o.server.kind == "ws" {
-			s.Kind = dial.WebSocket
-		}
-	case "grpc":
-		g := &o.grpc
-		s = dial.Server{Kind: dial.GRPC, URL: o.server.value,
-			TLS: &dial.TLS{CAFile: g.ca, CertFile: g.cert, KeyFile: g.key, ServerName: g.serverName, Plaintext: g.plaintext}}
-	}
-	if err := s.Check(); err != nil {
-		return s, usagef("%v", err)
-	}
-	return s, nil
-}
-
-// loginAuth is the authorization of an --http or --ws server: the tokens
-// `tako login` stored for it (storedAuth).
-func loginAuth(_ context.Context, s *dial.Server) (dial.Authorizer, error) {
-	ac, err := storedAuth(s.URL)
-	if err != nil {
-		return nil, err // not a typed nil in an interface
-	}
-	return ac, nil
+	return serverOf(o)
 }
 
 // explainAgent words an agent failure for a person.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -31,7 +32,9 @@ type options struct {
 	logLevel mcp.LoggingLevel // --log-level: the server's log messages on stderr
 	config   string           // --config FILE (config.go)
 	name     string           // --server NAME: which server of the config
-	argv     []string         // the command of a config's stdio server, already split
+	// picked is the --config entry that --server NAME picked, once
+	// resolved (config.go).
+	picked *dial.Server
 	// completePrompt and completeResource are complete's --prompt NAME
 	// and --resource URI.
 	completePrompt   string

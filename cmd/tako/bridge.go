@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -115,7 +116,7 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	if len(inv.args) > 0 {
 		return usagef("bridge takes no arguments, only flags (got %q)", inv.args[0])
 	}
-	if err := applyConfig(o); err != nil {
+	if err := resolveConfig(o); err != nil {
 		return err
 	}
 	if len(o.bridge.listen) == 0 {
@@ -136,9 +137,6 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 				return err
 			}
 		}
-	}
-	if len(o.headers) > 0 {
-		return usagef("--header is for an --http or --ws server, and bridge serves a --stdio one")
 	}
 	if o.format != "" {
 		return usagef("--json and --format are for the commands that print results, not bridge")
@@ -198,21 +196,28 @@ func runBridge(ctx context.Context, inv *invocation, stdout, stderr io.Writer) e
 	return firstErr
 }
 
-// bridgeBackendFor turns the server flag into the backend every client is
-// bridged to.
+// bridgeBackendFor turns the server flags into the backend every client is
+// bridged to: a fresh process for --stdio, a fresh connection for --http
+// and --ws, each a message Conn from dial that the ends speak through.
 func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
-	switch o.server.kind {
-	case "stdio":
-		start, _, err := stdioStarter(o, logger)
-		if err != nil {
-			return nil, err
-		}
-		return start, nil
-	case "":
-		return nil, usagef(`bridge needs a server to serve: --stdio "CMD ARGS..."`)
-	default:
-		return nil, usagef("bridge serves a --stdio server; --%s is not supported as its server yet", o.server.kind)
+	if o.server.kind == "" && o.picked == nil {
+		return nil, usagef(`bridge needs a server to serve: --stdio "CMD ARGS...", --http URL, --ws URL or --config FILE`)
 	}
+	s, err := serverOf(o)
+	if err != nil {
+		return nil, err
+	}
+	if s.Kind == dial.GRPC {
+		return nil, usagef("bridge serves a --stdio, --http or --ws server; a --grpc one has no message stream to bridge")
+	}
+	opts := &transport.Options{Logger: logger}
+	return func(ctx context.Context) (transport.Conn, error) {
+		c, err := dial.DialConn(ctx, s, opts)
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return c, nil
+	}, nil
 }
 
 // dropTime leaves the time out of the warnings printed without --verbose:

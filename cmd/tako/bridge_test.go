@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -257,4 +258,19 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// TestBridgeWSServesHTTPServer: the bridge reaches its server through dial
+// like every other command, so an --http server can be served over
+// WebSocket too (before, bridge served --stdio servers only: "--http is not
+// supported as its server yet"), with its --header.
+func TestBridgeWSServesHTTPServer(t *testing.T) {
+	u := referenceHTTP(t, mcptest.NewReference(mcptest.Options{}))
+	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--http", u, "--header", "X-Team: blue")
+	r := tako(t, "call", "echo", `{"message":"from http, over websocket"}`, "--ws", url)
+	if r.code != 0 || r.stdout != "from http, over websocket\n" {
+		t.Fatalf("call --ws to a bridged --http server: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tako(t, "bridge", "--listen-ws", "127.0.0.1:0", "--grpc", "127.0.0.1:9", "--plaintext")
+	r.wantFailure(t, exitUsage, "a --grpc one has no message stream to bridge")
 }

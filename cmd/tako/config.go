@@ -1,88 +1,86 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/chzyer/readline"
+
+	"github.com/tako-mcp/tako/dial"
 )
 
-// The configuration files people already have: Claude Desktop's
-// claude_desktop_config.json and Cursor's mcp.json hold
-//
-//	{"mcpServers": {"NAME": {"command": "npx", "args": [...], "env": {...}},
-//	                "OTHER": {"url": "https://...", "headers": {...}}}}
-//
-// and VS Code's .vscode/mcp.json the same entries under "servers", with a
-// "type". --config FILE reads either; --server NAME picks an entry (the
-// only one needs no name).
+// The configuration files people already have (Claude Desktop's, Cursor's,
+// Claude Code's and VS Code's, with comments, trailing commas, variables,
+// envFile and disabled entries) are dial's to read (dial.LoadConfig).
+// --config FILE names one; --server NAME picks an entry (the only one
+// needs no name). A VS Code ${input:ID} is asked for at the terminal.
 
-// configFile is the part of those files tako reads.
-type configFile struct {
-	MCPServers map[string]configServer `json:"mcpServers"`
-	Servers    map[string]configServer `json:"servers"` // VS Code
-}
-
-// configServer is one entry.
-type configServer struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-	URL     string            `json:"url"`
-	// ServerURL is another client's spelling of url.
-	ServerURL string            `json:"serverUrl"`
-	Headers   map[string]string `json:"headers"`
-}
-
-// namedServer is an entry with its name.
-type namedServer struct {
-	name string
-	configServer
-}
-
-// loadConfig reads the servers of a configuration file, sorted by name.
-// Every problem is a usage error that names the file.
-func loadConfig(path string) ([]namedServer, error) {
-	data, err := os.ReadFile(path)
+// loadConfig reads the servers of a configuration file, in the file's
+// order. Every problem is a usage error that names the file.
+func loadConfig(path string) ([]dial.Server, error) {
+	servers, err := dial.LoadConfig(path, &dial.LoadOptions{Input: askInput})
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			err = pe.Err // the path is in the message already
+			return nil, usagef("--config %s: %v", path, pe.Err) // the path is in the message already
 		}
-		return nil, usagef("--config %s: %v", path, err)
+		return nil, usagef("--config: %v", err)
 	}
-	var f configFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, usagef("--config %s: not the JSON of an MCP configuration: %v", path, err)
+	if len(servers) == 0 {
+		return nil, usagef("--config %s: every server in it is disabled", path)
 	}
-	entries := f.MCPServers
-	if len(entries) == 0 {
-		entries = f.Servers
+	return servers, nil
+}
+
+// askInput asks for a VS Code input at the terminal (without echo for a
+// password), as VS Code would; from a script it says what the file wants.
+func askInput(in dial.Input) (string, error) {
+	if !readline.IsTerminal(int(os.Stdin.Fd())) {
+		return "", fmt.Errorf("the server %q needs ${input:%s} (%s), which tako asks for at a terminal only", in.Server, in.ID, in.Description)
 	}
-	if len(entries) == 0 {
-		return nil, usagef(`--config %s: no servers: the file needs an "mcpServers" (or VS Code's "servers") object`, path)
+	prompt := in.Description
+	if prompt == "" {
+		prompt = in.ID
 	}
-	list := make([]namedServer, 0, len(entries))
-	for name, s := range entries {
-		list = append(list, namedServer{name: name, configServer: s})
+	if len(in.Options) > 0 {
+		prompt += " (" + strings.Join(in.Options, ", ") + ")"
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
-	return list, nil
+	if in.Default != "" && !in.Password {
+		prompt += " [" + in.Default + "]"
+	}
+	prompt = "tako: " + cleanLine(prompt) + ": "
+	var v string
+	if in.Password {
+		b, err := readline.Password(prompt)
+		if err != nil {
+			return "", err
+		}
+		v = string(b)
+	} else {
+		line, err := readline.Line(prompt)
+		if err != nil {
+			return "", err
+		}
+		v = strings.TrimSpace(line)
+	}
+	if v == "" {
+		v = in.Default
+	}
+	return v, nil
 }
 
 // pickServer returns the entry called name, or the only one when name is
 // empty.
-func pickServer(path string, list []namedServer, name string) (*namedServer, error) {
+func pickServer(path string, list []dial.Server, name string) (*dial.Server, error) {
 	names := make([]string, len(list))
 	for i := range list {
-		if list[i].name == name {
+		if list[i].Name == name {
 			return &list[i], nil
 		}
-		names[i] = list[i].name
+		names[i] = list[i].Name
 	}
 	switch {
 	case name == "" && len(list) == 1:
@@ -93,66 +91,8 @@ func pickServer(path string, list []namedServer, name string) (*namedServer, err
 	return nil, usagef("--config %s has no server %q; it has %s", filepath.Base(path), name, strings.Join(names, ", "))
 }
 
-// kind is the transport flag an entry stands for.
-func (s *configServer) kind() (kind, target string, err error) {
-	u := s.URL
-	if u == "" {
-		u = s.ServerURL
-	}
-	switch t := strings.ToLower(s.Type); {
-	case t == "stdio" || (t == "" && s.Command != ""):
-		if s.Command == "" {
-			return "", "", errors.New(`a stdio server needs a "command"`)
-		}
-		return "stdio", s.Command, nil
-	case t == "ws" || t == "websocket" || (t == "" && (strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://"))):
-		if u == "" {
-			return "", "", errors.New(`a WebSocket server needs a "url"`)
-		}
-		return "ws", u, nil
-	case t == "http" || t == "streamable-http" || t == "streamablehttp" || t == "sse" || (t == "" && u != ""):
-		if u == "" {
-			return "", "", errors.New(`an HTTP server needs a "url"`)
-		}
-		return "http", u, nil
-	case t == "":
-		return "", "", errors.New(`the entry has neither a "command" nor a "url"`)
-	default:
-		return "", "", fmt.Errorf(`type %q is not one tako speaks (stdio, http, streamable-http, sse, ws)`, s.Type)
-	}
-}
-
-// apply makes o name the server s: the transport flag, and the config's
-// env and headers before those of the command line (which win).
-func (s *namedServer) apply(path string, o *options) error {
-	kind, target, err := s.kind()
-	if err != nil {
-		return usagef("--config %s: server %q: %v", filepath.Base(path), s.name, err)
-	}
-	o.server = serverFlag{kind: kind, value: target}
-	if kind == "stdio" {
-		o.argv = append([]string{s.Command}, s.Args...)
-		o.server.value = strings.Join(o.argv, " ")
-	}
-	o.env = append(sortedPairs(s.Env, "="), o.env...)
-	if kind != "stdio" {
-		o.headers = append(sortedPairs(s.Headers, ":"), o.headers...)
-	}
-	return nil
-}
-
-// sortedPairs renders a map as "K<sep>V" strings in key order.
-func sortedPairs(m map[string]string, sep string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+sep+v)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// applyConfig resolves --config and --server into a transport flag of o.
-func applyConfig(o *options) error {
+// resolveConfig resolves --config and --server into o.picked.
+func resolveConfig(o *options) error {
 	switch {
 	case o.config == "" && o.name != "":
 		return usagef("--server NAME picks a server of a --config FILE; give the file too")
@@ -169,20 +109,19 @@ func applyConfig(o *options) error {
 	if err != nil {
 		return err
 	}
-	path := o.config
 	// Resolved: a second call (the bridge's, then the dialer's) is a no-op.
-	o.config, o.name = "", ""
-	return s.apply(path, o)
+	o.config, o.name, o.picked = "", "", s
+	return nil
 }
 
 // configServers returns the servers of the file called names, in that
 // order, or all of them when names is empty (the agent's --config).
-func configServers(path string, names []string) ([]namedServer, error) {
+func configServers(path string, names []string) ([]dial.Server, error) {
 	list, err := loadConfig(path)
 	if err != nil || len(names) == 0 {
 		return list, err
 	}
-	out := make([]namedServer, 0, len(names))
+	out := make([]dial.Server, 0, len(names))
 	for _, n := range names {
 		s, err := pickServer(path, list, n)
 		if err != nil {
@@ -192,3 +131,18 @@ func configServers(path string, names []string) ([]namedServer, error) {
 	}
 	return out, nil
 }
+
+// checkMessage words a dial.Server.Check failure as a usage error of the
+// flag kind: "--http: the URL has no host".
+func checkMessage(kind string, err error) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, ": check: "); ok {
+		msg = rest
+	}
+	for _, p := range []string{dial.ErrInvalid.Error() + ": ", dial.ErrUnsupported.Error() + ": "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return "--" + kind + ": " + msg
+}
+
+var errEmptyCommand = errors.New("empty command name")

@@ -25,9 +25,9 @@ func startFailure(name string, err error) (string, bool) {
 	case errors.As(err, &ee):
 		return fmt.Sprintf("%s: %v (is it installed, and on PATH?)", ee.Name, ee.Err), true
 	case errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist):
-		return fmt.Sprintf("%s: no such file (is it installed, and is the path right?)", name), true
+		return fmt.Sprintf("%s: no such file (is it installed, and is the path right?)", pe.Path), true
 	case errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrPermission):
-		return fmt.Sprintf("%s: permission denied (is it executable?)", name), true
+		return fmt.Sprintf("%s: permission denied (is it executable?)", pe.Path), true
 	}
 	return "", false
 }

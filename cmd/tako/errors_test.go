@@ -71,17 +71,31 @@ func TestConfigFiles(t *testing.T) {
 		argv, env, heads []string
 	}{
 		{claude, "fs", "stdio", "npx -y server fs", []string{"npx", "-y", "server fs"}, []string{"A=1", "B=2", "C=3"}, nil},
-		{claude, "web", "http", "https://example.com/mcp", nil, []string{"C=3"}, []string{"Authorization:Bearer t"}},
-		{vscode, "sock", "ws", "wss://example.com/mcp", nil, []string{"C=3"}, nil},
-		{vscode, "sse", "http", "http://127.0.0.1:1/sse", nil, []string{"C=3"}, nil},
+		{claude, "web", "http", "https://example.com/mcp", nil, nil, []string{"Authorization:Bearer t"}},
+		{vscode, "sock", "ws", "wss://example.com/mcp", nil, nil, nil},
+		{vscode, "sse", "http", "http://127.0.0.1:1/sse", nil, nil, nil},
 	} {
-		o := options{config: tt.file, name: tt.name, env: []string{"C=3"}}
-		if err := applyConfig(&o); err != nil {
+		o := options{config: tt.file, name: tt.name}
+		if tt.kind == "stdio" {
+			o.env = []string{"C=3"} // --env is for a stdio server's environment
+		}
+		s, err := serverOf(&o)
+		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if o.server.kind != tt.kind || o.server.value != tt.value || strings.Join(o.argv, "|") != strings.Join(tt.argv, "|") ||
-			strings.Join(o.env, ",") != strings.Join(tt.env, ",") || strings.Join(o.headers, ",") != strings.Join(tt.heads, ",") {
-			t.Errorf("%s: got %+v", tt.name, o)
+		var heads []string
+		for k, vs := range s.Header {
+			for _, v := range vs {
+				heads = append(heads, k+":"+v)
+			}
+		}
+		argv := append([]string{s.Command}, s.Args...)
+		if s.Command == "" {
+			argv = nil
+		}
+		if kindFlag(&s) != tt.kind || targetOf(&s) != tt.value || strings.Join(argv, "|") != strings.Join(tt.argv, "|") ||
+			strings.Join(s.Env, ",") != strings.Join(tt.env, ",") || strings.Join(heads, ",") != strings.Join(tt.heads, ",") {
+			t.Errorf("%s: got %+v", tt.name, s)
 		}
 	}
 	for _, tt := range []struct {
@@ -92,8 +106,8 @@ func TestConfigFiles(t *testing.T) {
 		{[]string{"tools", "--config", claude, "--server", "nope"}, `no server "nope"; it has fs, web`},
 		{[]string{"tools", "--server", "fs"}, "give the file too"},
 		{[]string{"tools", "--config", filepath.Join(dir, "missing.json")}, "no such file or directory"},
-		{[]string{"tools", "--config", write("bad.json", `{"mcpServers":{"x":{"type":"grpc"}}}`)}, `type "grpc" is not one tako speaks`},
-		{[]string{"tools", "--config", write("empty.json", `{}`)}, `needs an "mcpServers"`},
+		{[]string{"tools", "--config", write("bad.json", `{"mcpServers":{"x":{"type":"grpc"}}}`)}, `server "x": a server of type "grpc" needs a "url"`},
+		{[]string{"tools", "--config", write("empty.json", `{}`)}, `no "mcpServers" or "servers" object`},
 		{[]string{"tools", "--config", claude, "--server", "fs", "--stdio", "x"}, "both name a server"},
 	} {
 		tako(t, tt.args...).wantFailure(t, 2, tt.want)

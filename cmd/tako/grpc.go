@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
@@ -52,53 +51,30 @@ func setGRPC(name string) func(*options, string) error {
 	}
 }
 
-// checkGRPCFlags rejects the grpc flags where they do not apply.
-func checkGRPCFlags(o *options) error {
-	if o.grpc.clientCA != "" {
-		return usagef("--client-ca is a flag of tako bridge --listen-grpc")
-	}
-	if o.grpc.noClientAuth {
-		return usagef("--no-client-auth is a flag of tako bridge --listen-grpc")
-	}
-	if o.grpc.clientGiven() && o.server.kind != "grpc" {
-		return usagef("--cert, --key, --ca, --server-name and --plaintext are for a --grpc server")
-	}
-	return nil
-}
-
-// grpcDialer reaches a server of the MCP gRPC service. The gRPC client is
-// a transport.Transport (and a transport.Caller) of its own, so the
-// commands use it as they use a Session.
-func grpcDialer(o *options, logger *slog.Logger) (dialer, error) {
+// checkGRPCFlags rejects the grpc flags where they do not apply, and
+// checks them for a --grpc server (kind is the server's flag).
+func checkGRPCFlags(o *options, kind string) error {
 	g := &o.grpc
-	if _, _, err := net.SplitHostPort(o.server.value); err != nil {
-		return nil, usagef("--grpc wants HOST:PORT, not %q", o.server.value)
-	}
-	copts := &mcpgrpc.Options{Logger: logger}
 	switch {
+	case g.clientCA != "":
+		return usagef("--client-ca is a flag of tako bridge --listen-grpc")
+	case g.noClientAuth:
+		return usagef("--no-client-auth is a flag of tako bridge --listen-grpc")
+	case kind != "grpc":
+		if g.clientGiven() {
+			return usagef("--cert, --key, --ca, --server-name and --plaintext are for a --grpc server")
+		}
+		return nil
 	case g.plaintext:
 		if g.cert != "" || g.key != "" || g.ca != "" || g.serverName != "" {
-			return nil, usagef("--plaintext goes without --cert, --key, --ca and --server-name")
+			return usagef("--plaintext goes without --cert, --key, --ca and --server-name")
 		}
-		copts.InsecurePlaintext = true
-	case g.ca == "":
-		return nil, usagef("--grpc needs --ca FILE (the CA of the server's certificate), or --plaintext to go without TLS")
+	case g.ca == "" && o.picked == nil:
+		return usagef("--grpc needs --ca FILE (the CA of the server's certificate), or --plaintext to go without TLS")
 	case (g.cert == "") != (g.key == ""):
-		return nil, usagef("--cert and --key go together")
-	default:
-		tlsCfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: g.cert, KeyFile: g.key, CAFile: g.ca, ServerName: g.serverName})
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		copts.TLS = tlsCfg
+		return usagef("--cert and --key go together")
 	}
-	return func(ctx context.Context) (transport.Transport, error) {
-		c, err := mcpgrpc.Dial(ctx, o.server.value, copts)
-		if err != nil {
-			return nil, &stageError{stage: "connect to " + o.server.value, err: err}
-		}
-		return c, nil
-	}, nil
+	return nil
 }
 
 // grpcBridgeEnd serves the MCP gRPC service: bridge --listen-grpc ADDR. All

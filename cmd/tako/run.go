@@ -13,6 +13,7 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
@@ -198,9 +199,23 @@ func awaitLogin(ctx, opCtx context.Context, err error, stderr io.Writer) bool {
 // Go errors where a better phrase exists. The original error stays in the
 // chain for errors.Is and errors.As.
 func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, err error) error {
-	var se *stageError
+	var (
+		se *stageError
+		de *dial.Error
+	)
 	if errors.As(err, &se) {
 		stage, err = se.stage, se.err
+	}
+	if errors.As(err, &de) {
+		// The step dial names, in the words the messages below use; a
+		// failed handshake is the caller's stage ("connect").
+		switch de.Op {
+		case "start":
+			stage = "start " + de.Target
+		case "connect", "auth", "check":
+			stage = "reach " + shownURL(de.Target)
+		}
+		err = de.Err
 	}
 	var (
 		exitErr   *stdio.ExitError

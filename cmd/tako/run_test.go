@@ -98,7 +98,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad timeout", []string{"tools", "--stdio", noServer, "--timeout", "10"}, "--timeout wants a duration"},
 		{"bad env", []string{"tools", "--stdio", noServer, "--env", "PATH"}, "--env wants KEY=VALUE"},
 		{"two transports", []string{"tools", "--stdio", noServer, "--stdio", noServer}, "one server at a time"},
-		{"http with a bad URL", []string{"tools", "--http", "ftp://127.0.0.1:9/mcp"}, `--http: mcp http: URL scheme "ftp" is not http or https`},
+		{"http with a bad URL", []string{"tools", "--http", "ftp://127.0.0.1:9/mcp"}, `--http: the URL must start with http:// or https://, not "ftp:"`},
 		{"ws with an http URL", []string{"call", "echo", "--ws", "http://127.0.0.1:9/"}, "--ws: the URL must start with ws:// or wss://"},
 		{"bridge without an end", []string{"bridge", "--stdio", noServer}, "bridge needs an end to serve"},
 		{"bridge without a server", []string{"bridge", "--listen-ws", "127.0.0.1:0"}, "bridge needs a server"},

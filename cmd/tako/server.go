@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
+	"net"
 
-	"github.com/tako-mcp/tako/stdio"
+	"github.com/tako-mcp/tako/dial"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -17,24 +16,16 @@ import (
 // them the same way (DESIGN.md).
 type dialer func(ctx context.Context) (transport.Transport, error)
 
-// chooseServer turns the transport flag into a dialer. It is the one place
-// that knows the transports: a new one is a case here (and its flag in
-// args.go). Everything it rejects is a usage error, found before anything
-// starts.
+// chooseServer turns the server flags into a dialer. The transports are
+// dial's to know (serverOf builds the dial.Server); this checks the flags
+// that only make sense with some of them. Everything it rejects is a usage
+// error, found before anything starts.
 func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
-	if err := applyConfig(o); err != nil {
-		return nil, err
-	}
 	if o.bridge.given() {
 		return nil, usagef("--listen-*, --tls-cert, --tls-key, --token, --token-env, --allow-host, --allow-origin and --max-clients are flags of tako bridge")
 	}
-	if len(o.headers) > 0 && o.server.kind != "http" && o.server.kind != "ws" {
-		return nil, usagef("--header is for an --http or --ws server")
-	}
-	if len(o.env) > 0 && o.server.kind != "stdio" && o.server.kind != "" {
-		return nil, usagef("--env sets the environment of a --stdio server, not of --%s", o.server.kind)
-	}
-	if err := checkGRPCFlags(o); err != nil {
+	s, err := serverOf(o)
+	if err != nil {
 		return nil, err
 	}
 	sessionOpts := o.session
@@ -42,62 +33,104 @@ func chooseServer(o *options, logger *slog.Logger) (dialer, error) {
 		sessionOpts = &transport.Options{}
 	}
 	sessionOpts.Logger, sessionOpts.LogLevel = logger, o.logLevel
-	switch o.server.kind {
-	case "stdio":
-		start, name, err := stdioStarter(o, logger)
+	return func(ctx context.Context) (transport.Transport, error) {
+		t, err := dial.Dial(ctx, s, sessionOpts)
 		if err != nil {
-			return nil, err
+			return nil, err // not a typed nil inside the interface
 		}
-		return func(ctx context.Context) (transport.Transport, error) {
-			conn, err := start(ctx)
-			if err != nil {
-				return nil, &stageError{stage: "start " + name, err: err}
-			}
-			return connect(ctx, conn, sessionOpts)
-		}, nil
-	case "http":
-		return httpDialer(o, logger, sessionOpts)
-	case "ws":
-		return wsDialer(o, logger, sessionOpts)
-	case "grpc":
-		return grpcDialer(o, logger)
-	case "":
-		return nil, usagef(`no server: give one with --stdio "CMD ARGS...", --http URL or --config FILE (see tako help)`)
-	default:
-		// Only flags of flagDefs set kind; reaching here is a bug there.
-		return nil, fmt.Errorf("internal error: unknown transport %q", o.server.kind)
-	}
+		return t, nil
+	}, nil
 }
 
-// connect runs the handshake over conn. It returns the Session as a
-// Transport, and a nil interface, not a nil *Session in one, on failure.
-func connect(ctx context.Context, conn transport.Conn, opts *transport.Options) (transport.Transport, error) {
-	s, err := transport.Connect(ctx, conn, opts)
-	if err != nil {
-		return nil, err
+// serverOf is the dial.Server the server flags of o name: a transport
+// flag with its --env, --header and TLS flags, or the --config FILE entry
+// (--server NAME picks it) with the command line's --env and --header
+// added after the file's, so that they win. The tokens `tako login` stored
+// authorize an --http or --ws server (loginAuth).
+func serverOf(o *options) (dial.Server, error) {
+	if err := resolveConfig(o); err != nil {
+		return dial.Server{}, err
+	}
+	kind := o.server.kind
+	if o.picked != nil {
+		kind = kindFlag(o.picked)
+	}
+	switch {
+	case kind == "":
+		return dial.Server{}, usagef(`no server: give one with --stdio "CMD ARGS...", --http URL or --config FILE (see tako help)`)
+	case len(o.headers) > 0 && kind != "http" && kind != "ws":
+		return dial.Server{}, usagef("--header is for an --http or --ws server")
+	case len(o.env) > 0 && kind != "stdio":
+		return dial.Server{}, usagef("--env sets the environment of a --stdio server, not of --%s", kind)
+	}
+	if !o.bridge.given() { // the bridge's --listen-grpc has TLS flags of its own
+		if err := checkGRPCFlags(o, kind); err != nil {
+			return dial.Server{}, err
+		}
+	}
+	var s dial.Server
+	switch {
+	case o.picked != nil:
+		s = *o.picked
+		s.Env = append(append([]string(nil), s.Env...), o.env...)
+		if len(o.headers) > 0 {
+			s.Header = s.Header.Clone()
+			if s.Header == nil {
+				s.Header = map[string][]string{}
+			}
+			for k, v := range headerFlags(o.headers) {
+				s.Header[k] = v
+			}
+		}
+	case kind == "stdio":
+		argv, err := splitCommand(o.server.value)
+		if err == nil && argv[0] == "" {
+			err = errEmptyCommand
+		}
+		if err != nil {
+			return s, usagef("--stdio: %v", err)
+		}
+		s = dial.Server{Kind: dial.Stdio, Command: argv[0], Args: argv[1:], Env: o.env}
+	case kind == "http":
+		s = dial.Server{Kind: dial.HTTP, URL: o.server.value, Header: headerFlags(o.headers)}
+	case kind == "ws":
+		s = dial.Server{Kind: dial.WebSocket, URL: o.server.value, Header: headerFlags(o.headers)}
+	case kind == "grpc":
+		g := &o.grpc
+		if _, _, err := net.SplitHostPort(o.server.value); err != nil {
+			return s, usagef("--grpc wants HOST:PORT, not %q", o.server.value)
+		}
+		s = dial.Server{Kind: dial.GRPC, URL: o.server.value,
+			TLS: &dial.TLS{CAFile: g.ca, CertFile: g.cert, KeyFile: g.key, ServerName: g.serverName, Plaintext: g.plaintext}}
+	}
+	if s.Kind == dial.HTTP || s.Kind == dial.SSE || s.Kind == dial.WebSocket {
+		s.AuthFunc = loginAuth
+	}
+	if err := s.Check(); err != nil {
+		return s, usagef("%s", checkMessage(kind, err))
 	}
 	return s, nil
 }
 
-// stdioStarter parses --stdio like a shell would (running none) and returns
-// what starts the server, and the command's name for messages. A bad
-// command line is a usage error.
-func stdioStarter(o *options, logger *slog.Logger) (start func(context.Context) (transport.Conn, error), name string, err error) {
-	argv, err := o.argv, error(nil)
-	if argv == nil {
-		argv, err = splitCommand(o.server.value)
+// kindFlag is the transport flag that a config entry stands for.
+func kindFlag(s *dial.Server) string {
+	switch s.Kind {
+	case dial.HTTP, dial.SSE:
+		return "http"
+	case dial.WebSocket:
+		return "ws"
+	case dial.GRPC:
+		return "grpc"
 	}
-	if err == nil && argv[0] == "" {
-		err = errors.New("empty command name")
-	}
+	return "stdio"
+}
+
+// loginAuth is the authorization of an --http or --ws server: the tokens
+// `tako login` stored for it (storedAuth).
+func loginAuth(_ context.Context, s *dial.Server) (dial.Authorizer, error) {
+	ac, err := storedAuth(s.URL)
 	if err != nil {
-		return nil, "", usagef("--stdio: %v", err)
+		return nil, err // not a typed nil in an interface
 	}
-	return func(ctx context.Context) (transport.Conn, error) {
-		conn, err := stdio.Start(ctx, &stdio.Options{Command: argv[0], Args: argv[1:], Env: o.env, Logger: logger})
-		if err != nil {
-			return nil, err // not a typed nil inside the interface
-		}
-		return conn, nil
-	}, argv[0], nil
+	return ac, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tako-mcp/tako/dial"
 )
 
 // serversTimeout bounds each server's check in `tako servers` unless
@@ -47,13 +49,8 @@ func runServers(ctx context.Context, inv *invocation, stdout io.Writer) error {
 		sem = make(chan struct{}, serversParallel)
 	)
 	for i := range list {
-		so := options{env: o.env, timeout: timeout}
-		if err := list[i].apply(o.config, &so); err != nil {
-			rows[i] = []string{cleanLine(list[i].name), "?", "", "not usable: " + cleanLine(err.Error())}
-			failed++
-			continue
-		}
-		rows[i] = []string{cleanLine(list[i].name), so.server.kind, truncate(cleanLine(so.server.value), 50), ""}
+		so := options{env: o.env, timeout: timeout, picked: &list[i]}
+		rows[i] = []string{cleanLine(list[i].Name), kindFlag(&list[i]), truncate(cleanLine(targetOf(&list[i])), 50), ""}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -98,4 +95,13 @@ func checkServer(ctx context.Context, o *options, timeout time.Duration) (status
 	info := s.ServerInfo()
 	_ = closeWithin(ctx, opCtx, true, s)
 	return fmt.Sprintf("ok: %s (%s)", serverLabel(info), cleanLine(info.ProtocolVersion)), true
+}
+
+// targetOf is what a server is reached at, for the table: its command
+// line, or its URL without the values of its query.
+func targetOf(s *dial.Server) string {
+	if s.Command != "" {
+		return strings.Join(append([]string{s.Command}, s.Args...), " ")
+	}
+	return shownURL(s.URL)
 }

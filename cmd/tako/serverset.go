@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
-	"github.com/tako-mcp/tako/orchestrator"
 )
 
 // serverSet is the part of a command line that names several servers, as
@@ -125,8 +124,8 @@ func (set *serverSet) shared(cmd string, def *flagDef, value string) error {
 }
 
 // resolve adds the --config file's servers to the flags' and returns the
-// name of each: a config's own names, else one derived from the flag's
-// value as orchestrator.New would. --log-level applies to every server.
+// name of each: a config's own names, else dial's name of the flag's
+// server. --log-level applies to every server.
 func (set *serverSet) resolve(cmd string) ([]string, error) {
 	names := make([]string, len(set.servers))
 	for i := range set.servers {
@@ -137,13 +136,9 @@ func (set *serverSet) resolve(cmd string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range cfg {
-			var o options
-			if err := s.apply(set.config, &o); err != nil {
-				return nil, err
-			}
-			set.servers = append(set.servers, o)
-			names = append(names, s.name)
+		for i := range cfg {
+			set.servers = append(set.servers, options{picked: &cfg[i]})
+			names = append(names, cfg[i].Name)
 		}
 	}
 	if len(set.servers) == 0 {
@@ -157,18 +152,12 @@ func (set *serverSet) resolve(cmd string) ([]string, error) {
 	return names, nil
 }
 
-// serverName names a server after its flag's value, as New would.
+// serverName names a server after its flag's value, as dial does
+// (dial.Server.DefaultName): "" for flags that name no server.
 func serverName(o *options) string {
-	s := orchestrator.MCPServer{}
-	switch o.server.kind {
-	case "stdio":
-		argv, err := splitCommand(o.server.value)
-		if err != nil || len(argv) == 0 {
-			return ""
-		}
-		s.Command, s.Args = argv[0], argv[1:]
-	default:
-		s.URL = strings.Replace(o.server.value, "ws", "http", 1)
+	s, err := serverOf(o)
+	if err != nil {
+		return ""
 	}
-	return s.DerivedName()
+	return s.DefaultName()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,53 +14,8 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/internal/localguard"
-	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
-
-// wsDialer reaches an MCP server over WebSocket (subprotocol "mcp", one
-// message per text frame, the legacy lifecycle), sending the --header
-// headers with the opening handshake.
-func wsDialer(o *options, logger *slog.Logger, sessionOpts *transport.Options) (dialer, error) {
-	u, err := checkWSURL(o.server.value)
-	if err != nil {
-		return nil, usagef("--ws: %v", err)
-	}
-	opts := &websocket.Options{
-		Header: headerFlags(o.headers),
-		Proxy:  http.ProxyFromEnvironment,
-		Logger: logger,
-	}
-	ac, err := storedAuth(u) // the tokens of `tako login` (login.go)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (transport.Transport, error) {
-		if h, err := ac.Header(ctx); err == nil && h.Get("Authorization") != "" && opts.Header.Get("Authorization") == "" {
-			opts.Header.Set("Authorization", h.Get("Authorization"))
-		}
-		conn, err := websocket.Dial(ctx, u, opts)
-		if err != nil {
-			return nil, &stageError{stage: "reach " + shownURL(u), err: err}
-		}
-		return connect(ctx, conn, sessionOpts)
-	}, nil
-}
-
-// checkWSURL rejects what cannot be a WebSocket URL before anything starts.
-func checkWSURL(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "ws" && u.Scheme != "wss" {
-		return "", fmt.Errorf("the URL must start with ws:// or wss://, not %q", s)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("the URL %q has no host", s)
-	}
-	return u.String(), nil
-}
 
 // shownURL is u for messages: the values of its query (a bridge's
 // ?token=) are not shown.
