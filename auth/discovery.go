@@ -80,10 +80,15 @@ func newFetcher(base *http.Client, maxSize int) *fetcher {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("auth: more than %d redirects", maxRedirects)
 		}
-		if !sameOrigin(req.URL, via[0].URL) {
-			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, via[0].URL.Redacted(), req.URL.Redacted())
+		// Plain http first: a redirect that would carry a code or a
+		// secret in clear says so, not merely that it leaves the origin.
+		if err := checkEndpoint(req.URL.String(), "redirect target"); err != nil {
+			return err
 		}
-		return checkEndpoint(req.URL.String(), "redirect")
+		if !sameOrigin(req.URL, via[0].URL) {
+			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, redactURL(via[0].URL.String()), redactURL(req.URL.String()))
+		}
+		return nil
 	}
 	if maxSize <= 0 {
 		maxSize = DefaultMaxDocumentSize

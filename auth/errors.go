@@ -39,8 +39,10 @@ var (
 	// ErrStepUpLimit: the server kept asking for more scope; tako gives up
 	// after MaxAttempts authorizations for the same scopes.
 	ErrStepUpLimit = errors.New("auth: too many authorization attempts for the same scopes")
-	// ErrUnsafeRedirect: a metadata fetch was redirected to another origin.
-	ErrUnsafeRedirect = errors.New("auth: metadata redirect to another origin refused")
+	// ErrUnsafeRedirect: a metadata, registration or token request was
+	// redirected to another origin (a redirect to plain http off loopback
+	// is ErrInsecureEndpoint).
+	ErrUnsafeRedirect = errors.New("auth: redirect to another origin refused")
 	// ErrDocumentTooLarge: a metadata or registration document is larger
 	// than the limit.
 	ErrDocumentTooLarge = errors.New("auth: document too large")
