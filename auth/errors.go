@@ -63,7 +63,8 @@ var (
 	ErrInsecureEndpoint = errors.New("auth: plain http to a host that is not loopback")
 	// ErrBadTokenResponse: the token endpoint's answer is not a token
 	// response: not JSON, too large, or without an access_token or
-	// token_type. It comes inside a *ProtocolError.
+	// token_type; or, at an error status, not an OAuth error answer (an
+	// HTML error page). It comes inside a *ProtocolError.
 	ErrBadTokenResponse = errors.New("auth: the token endpoint's answer is not a token response")
 	// ErrUnsupportedTokenType: the token endpoint issued a token of a type
 	// tako cannot present (neither Bearer nor DPoP, such as "mac"). It

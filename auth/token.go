@@ -111,6 +111,11 @@ func (c *Client) readTokenResponse(resp *http.Response, u *url.URL, mayRetry, ex
 		if mayRetry && learnt && pe.Code == "use_dpop_nonce" {
 			return nil, true, nil
 		}
+		if pe.Code == "" {
+			// Not an OAuth error answer either (an HTML error page, a
+			// proxy's text): as much not a token response as one at 200.
+			pe.err = ErrBadTokenResponse
+		}
 		return nil, false, pe
 	}
 	tok, err = parseTokenResponse(resp.Header.Get("Content-Type"), b, time.Now(), exchange)
