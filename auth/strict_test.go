@@ -81,7 +81,7 @@ func newStrictAS(t *testing.T, ttl time.Duration) *strictAS {
 	mux.HandleFunc("/.well-known/openid-configuration", jsonDoc(ServerMetadata{
 		Issuer: u, AuthorizationEndpoint: u + "/authorize", TokenEndpoint: u + "/token", RegistrationEndpoint: u + "/register",
 		RevocationEndpoint: u + "/revoke", CodeChallengeMethodsSupported: []string{"S256"},
-		ScopesSupported: []string{"openid", "offline_access", "mcp:read", "mcp:write"},
+		ScopesSupported:     []string{"openid", "offline_access", "mcp:read", "mcp:write"},
 		GrantTypesSupported: []string{"authorization_code", "refresh_token"}, TokenEndpointAuthMethodsSupported: []string{"none"},
 		DPoPSigningAlgValuesSupported: []string{"ES256"},
 	}))
