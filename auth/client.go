@@ -179,6 +179,9 @@ func (c *Client) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "auth.Client{%s}", c.canonical)
 }
 
+// LogValue logs the Client without a token or secret.
+func (c *Client) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
+
 // Resource is the canonical URI of the server, the key tokens are stored
 // under.
 func (c *Client) Resource() string { return c.canonical }

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,6 +31,12 @@ type dpop struct {
 	jwkOnce sync.Once
 	jwkText string
 }
+
+// Format and LogValue print a dpop without its key: jwkText is the
+// private key, and an unexported field is printed raw.
+func (d *dpop) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "auth.dpop{%s}", d.alg) }
+
+func (d *dpop) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(d)) }
 
 func newDPoP(key crypto.Signer) (*dpop, error) {
 	if key == nil {
