@@ -107,7 +107,7 @@ func (c *Client) requestToken(ctx context.Context, p tokenParams) (*Token, error
 func (c *Client) readTokenResponse(resp *http.Response, u *url.URL, mayRetry, exchange bool) (tok *Token, retry bool, err error) {
 	defer resp.Body.Close()
 	d := c.dp.Load()
-	learnt := d != nil && d.learnNonce(u, resp.Header)
+	learnt := d != nil && d.learnNonce(u, resp.Header, false)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxTokenResponseSize+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("auth: token response: %w", err)
