@@ -137,7 +137,7 @@ func (f *fetcher) getJSON(ctx context.Context, u string, hdr http.Header, v any)
 		return false, fmt.Errorf("auth: fetch %s: %w", redactURL(u), err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return false, fmt.Errorf("auth: %s is not a JSON metadata document: %w", redactURL(u), err)
+		return false, fmt.Errorf("%w: %s is not a JSON metadata document: %v", ErrNoMetadata, redactURL(u), err)
 	}
 	return true, nil
 }

@@ -14,7 +14,8 @@ var (
 	// (an unterminated quoted string, a parameter given twice, junk).
 	ErrMalformedChallenge = errors.New("auth: malformed WWW-Authenticate challenge")
 	// ErrNoMetadata: neither protected resource metadata nor authorization
-	// server metadata could be found where the specification says to look.
+	// server metadata could be found where the specification says to look,
+	// or what was found there is not a metadata document.
 	ErrNoMetadata = errors.New("auth: no authorization metadata found")
 	// ErrResourceMismatch: the protected resource metadata names a resource
 	// other than the server being accessed (RFC 9728 §3.3).
