@@ -177,3 +177,76 @@ func TestDeadlineKeptBehindTheStoreLock(t *testing.T) {
 		t.Errorf("%d token requests, want the one refresh", n)
 	}
 }
+
+// TestDeadlineKeptWhileALoginRuns: a request refused while a login is
+// under way (a person who has not come back from the browser) joins it,
+// and returns at its own deadline with a *LoginPendingError; the login
+// goes on, and ends when its own caller gives up.
+func TestDeadlineKeptWhileALoginRuns(t *testing.T) {
+	h := newHostileAS(t)
+	p := newPerson(t, time.Hour) // never comes back
+	ac := mustNew(t, h.URL+"/mcp", &Config{User: p})
+	loginCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	login := make(chan error, 1)
+	go func() { login <- ac.Login(loginCtx) }()
+	deadline := time.After(10 * time.Second)
+	for {
+		p.mu.Lock()
+		started := p.starts > 0
+		p.mu.Unlock()
+		if started {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("the login never started its user step")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- call(ctx, ac, h.URL+"/mcp") }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Second + deadlineSlack):
+		t.Error("the request did not return at its deadline")
+		ac.mu.Lock()
+		ac.pending.cancel(errors.New("the test gives up")) // the login ends, and the request with it
+		ac.mu.Unlock()
+		err = <-done
+	}
+	var lpe *LoginPendingError
+	if !errors.As(err, &lpe) || !errors.Is(err, ErrLoginPending) {
+		t.Errorf("err = %v, want a *LoginPendingError", err)
+	}
+	if took := time.Since(start); took > time.Second+deadlineSlack {
+		t.Errorf("the request took %s with a deadline of 1s", took.Round(time.Millisecond))
+	}
+	select {
+	case err := <-login:
+		t.Fatalf("the login ended with the request: %v", err)
+	default:
+	}
+	ac.mu.Lock()
+	a := ac.pending
+	ac.mu.Unlock()
+	stop()
+	select {
+	case err := <-login:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Login: %v, want the cancellation", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the login did not end when its caller gave up")
+	}
+	// Login returns at once; the attempt's goroutine ends right after.
+	select {
+	case <-a.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attempt did not end")
+	}
+}
