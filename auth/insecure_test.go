@@ -101,8 +101,9 @@ func TestInsecureEndpointsRefused(t *testing.T) {
 }
 
 // TestInsecureMCPServerGetsNoToken: a stored token is never set on a
-// plain-http request to an MCP server that is not on loopback, and a 401
-// from one starts no authorization.
+// plain-http request, or a plain ws:// upgrade, to an MCP server that is
+// not on loopback, and a 401 from one starts no authorization. Before the
+// fix Header gave the token for a ws:// upgrade to any host.
 func TestInsecureMCPServerGetsNoToken(t *testing.T) {
 	const server = "http://mcp.example.test/mcp"
 	net := &netRecorder{}
@@ -119,6 +120,11 @@ func TestInsecureMCPServerGetsNoToken(t *testing.T) {
 	}
 	if got := req.Header.Get("Authorization"); got != "" {
 		t.Errorf("the request carries Authorization %q", got)
+	}
+	// Nor to a WebSocket upgrade to ws:// on such a host.
+	ws := mustNew(t, "ws://mcp.example.test/mcp", &Config{Store: store})
+	if h, err := ws.Header(context.Background()); !errors.Is(err, ErrInsecureEndpoint) || h.Get("Authorization") != "" {
+		t.Errorf("Header for ws://: %v, %v; want no header and ErrInsecureEndpoint", h, err)
 	}
 	// A Client without a token (a first run) is not made to authorize by
 	// a 401 from it either.
