@@ -330,7 +330,10 @@ func (md *ServerMetadata) validate() error {
 
 // checkEndpoint refuses a URL that a code, token or secret would go to in
 // clear: plain http to a host that is not loopback (OAuth 2.1 §1.5). A
-// loopback host is localhost, a name under .localhost, or a loopback IP.
+// loopback host here is localhost or a loopback IP, not a name under
+// .localhost: a browser keeps those on this machine, but Go's resolver
+// may ask DNS for one, and whoever answers gets the code (RFC 8252 §8.3
+// prefers IP literals for the same reason).
 func checkEndpoint(raw, what string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -340,7 +343,7 @@ func checkEndpoint(raw, what string) error {
 	case "https", "wss":
 		return nil
 	case "http", "ws":
-		if isLoopbackHost(u.Hostname()) {
+		if isLoopbackEndpoint(u.Hostname()) {
 			return nil
 		}
 		return fmt.Errorf("%w: the %s %s", ErrInsecureEndpoint, what, redactURL(raw))
@@ -348,7 +351,16 @@ func checkEndpoint(raw, what string) error {
 	return fmt.Errorf("%w: the %s %s is not an http(s) URL", ErrInsecureEndpoint, what, redactURL(raw))
 }
 
-// isLoopbackHost reports whether host names this machine.
+// isLoopbackEndpoint reports whether host names this machine without a
+// DNS query: localhost (the hosts file's) or a loopback IP.
+func isLoopbackEndpoint(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// isLoopbackHost reports whether host names this machine for a browser:
+// localhost, a name under .localhost, or a loopback IP.
 func isLoopbackHost(host string) bool {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {

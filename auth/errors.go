@@ -59,7 +59,8 @@ var (
 	ErrLoginPending = errors.New("auth: the login is still under way")
 	// ErrInsecureEndpoint: an authorization endpoint, metadata document or
 	// MCP server that would receive a code, a token or a secret is plain
-	// http on a host that is not loopback (OAuth 2.1 §1.5 requires TLS).
+	// http on a host that is not loopback: localhost or a loopback IP
+	// (OAuth 2.1 §1.5 requires TLS).
 	// Nothing is sent to it, and no browser is opened.
 	ErrInsecureEndpoint = errors.New("auth: plain http to a host that is not loopback")
 	// ErrBadTokenResponse: the token endpoint's answer is not a token

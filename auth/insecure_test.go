@@ -155,6 +155,8 @@ func TestCheckEndpoint(t *testing.T) {
 		"http://[::1]:8080/token":         true,
 		"http://localhost/token":          true,
 		"http://LOCALHOST./token":         true,
+		"http://as.localhost/token":       false, // Go's resolver may ask DNS
+		"https://as.localhost/token":      true,
 		"http://as.example.com/token":     false,
 		"http://localhost.example.com/t":  false,
 		"http://127.0.0.1.example.com/t":  false,
