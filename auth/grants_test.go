@@ -325,7 +325,7 @@ type dpopProof struct {
 // verifyProof checks a DPoP proof as a server does (RFC 9449 §4.3): a JWT
 // of type dpop+jwt, signed by the public key it carries.
 func verifyProof(proof string) (*dpopProof, error) {
-	sig, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	sig, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(sig.Signatures) != 1 {
 		return nil, fmt.Errorf("proof does not parse: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"net/url"
 	"strings"
 	"testing"
@@ -44,8 +45,12 @@ func secretValues(t *testing.T) (values map[string]any, secrets []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := key.D
-	secrets = []string{d.String(), d.Text(16), fmt.Sprintf("%X", d), base64.RawURLEncoding.EncodeToString(d.FillBytes(make([]byte, 32)))}
+	raw, err := key.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := new(big.Int).SetBytes(raw)
+	secrets = []string{d.String(), d.Text(16), fmt.Sprintf("%X", d), base64.RawURLEncoding.EncodeToString(raw)}
 	for _, s := range []string{sAccess, sRefresh, sClient, sStatic, sIDP, sCode, sVerifier, sRefused} {
 		secrets = append(secrets, forms(s)...)
 	}

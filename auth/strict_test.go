@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -377,7 +376,7 @@ func (p *person) lastPage() string {
 // proofThumbprint is the SHA-256 thumbprint of the key a DPoP proof
 // carries, or "" for none.
 func proofThumbprint(proof string) string {
-	sig, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	sig, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(sig.Signatures) == 0 || sig.Signatures[0].Header.JSONWebKey == nil {
 		return ""
 	}
@@ -386,15 +385,4 @@ func proofThumbprint(proof string) string {
 		return ""
 	}
 	return base64.RawURLEncoding.EncodeToString(tp)
-}
-
-// freePort is a loopback port nobody listens on now.
-func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
 }
