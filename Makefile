@@ -32,6 +32,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME   ?= 30s
 FUZZ_TARGETS := \
 	./auth:FuzzParseChallenges \
+	./auth:FuzzResourceMetadata \
+	./auth:FuzzServerMetadata \
+	./auth:FuzzParseTokenResponse \
 	./cmd/tako:FuzzSplitCommand \
 	./grpc:FuzzConvertFromPB \
 	./mcp:FuzzDecodeMessage \

@@ -52,7 +52,7 @@ func (c *Client) HandleUnauthorized(ctx context.Context, resp *http.Response) er
 		reqURL = resp.Request.URL
 	}
 	if d := c.dp.Load(); d != nil && reqURL != nil {
-		learnt := d.learnNonce(reqURL, resp.Header)
+		learnt := d.learnNonce(reqURL, resp.Header, true)
 		if ch.Error == "use_dpop_nonce" {
 			if learnt {
 				return nil

@@ -179,6 +179,9 @@ func (c *Client) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "auth.Client{%s}", c.canonical)
 }
 
+// LogValue logs the Client without a token or secret.
+func (c *Client) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
+
 // Resource is the canonical URI of the server, the key tokens are stored
 // under.
 func (c *Client) Resource() string { return c.canonical }
@@ -336,11 +339,16 @@ func (c *Client) AuthorizeRequest(req *http.Request) error {
 
 // Header returns the Authorization header for a request that cannot be
 // signed per request (a WebSocket upgrade): the current token as Bearer,
-// or an empty header when there is none.
+// or an empty header when there is none. For a plain ws:// server that is
+// not on loopback, where the token would travel in clear, it is an error
+// wrapping ErrInsecureEndpoint.
 func (c *Client) Header(ctx context.Context) (http.Header, error) {
 	h := http.Header{}
 	tok, err := c.Token(ctx)
 	if err != nil || tok == nil {
+		return h, err
+	}
+	if err := checkEndpoint(c.server.String(), "MCP server"); err != nil {
 		return h, err
 	}
 	h.Set("Authorization", "Bearer "+tok.AccessToken.Reveal())

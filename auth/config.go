@@ -95,6 +95,9 @@ func (c Config) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "auth.Config{grant %s, client %v, metadata URL %q, DPoP %v}", grantName(c.Grant), c.Client, c.ClientMetadataURL, c.DPoP)
 }
 
+// LogValue logs the Config without its secrets.
+func (c Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
+
 // StaticClient is a client registered ahead of time with an authorization
 // server: a client id and how it authenticates at the token endpoint.
 type StaticClient struct {
@@ -118,19 +121,20 @@ type StaticClient struct {
 	Issuer string
 }
 
-// String describes the client without its secrets.
-func (s *StaticClient) String() string {
-	if s == nil {
-		return "<nil>"
-	}
+// String describes the client without its secrets. (A value receiver, as
+// for the others: a StaticClient value prints as a pointer does.)
+func (s StaticClient) String() string {
 	return fmt.Sprintf("auth.StaticClient{%s, secret %v, key %v, issuer %q}", s.ID, s.Secret != "", s.PrivateKey != nil, s.Issuer)
 }
 
 // GoString is String, for %#v.
-func (s *StaticClient) GoString() string { return s.String() }
+func (s StaticClient) GoString() string { return s.String() }
 
 // Format prints the client without its secrets, for every verb.
-func (s *StaticClient) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
+func (s StaticClient) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
+
+// LogValue logs the client without its secrets.
+func (s StaticClient) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // Grant is how a Client obtains tokens: AuthorizationCode,
 // ClientCredentials, JWTBearer or EnterpriseManaged.
@@ -183,6 +187,9 @@ func (EnterpriseManaged) grant() string { return "enterprise_managed" }
 func (g EnterpriseManaged) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "auth.EnterpriseManaged{%s, %s}", g.IDPTokenEndpoint, g.IDPClientID)
 }
+
+// LogValue logs the grant without the identity provider's secret.
+func (g EnterpriseManaged) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(g)) }
 
 func grantName(g Grant) string {
 	if g == nil {

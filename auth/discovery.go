@@ -80,10 +80,15 @@ func newFetcher(base *http.Client, maxSize int) *fetcher {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("auth: more than %d redirects", maxRedirects)
 		}
-		if !sameOrigin(req.URL, via[0].URL) {
-			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, via[0].URL.Redacted(), req.URL.Redacted())
+		// Plain http first: a redirect that would carry a code or a
+		// secret in clear says so, not merely that it leaves the origin.
+		if err := checkEndpoint(req.URL.String(), "redirect target"); err != nil {
+			return err
 		}
-		return checkEndpoint(req.URL.String(), "redirect")
+		if !sameOrigin(req.URL, via[0].URL) {
+			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, redactURL(via[0].URL.String()), redactURL(req.URL.String()))
+		}
+		return nil
 	}
 	if maxSize <= 0 {
 		maxSize = DefaultMaxDocumentSize
@@ -132,7 +137,7 @@ func (f *fetcher) getJSON(ctx context.Context, u string, hdr http.Header, v any)
 		return false, fmt.Errorf("auth: fetch %s: %w", redactURL(u), err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return false, fmt.Errorf("auth: %s is not a JSON metadata document: %w", redactURL(u), err)
+		return false, fmt.Errorf("%w: %s is not a JSON metadata document: %v", ErrNoMetadata, redactURL(u), err)
 	}
 	return true, nil
 }
@@ -325,7 +330,10 @@ func (md *ServerMetadata) validate() error {
 
 // checkEndpoint refuses a URL that a code, token or secret would go to in
 // clear: plain http to a host that is not loopback (OAuth 2.1 §1.5). A
-// loopback host is localhost, a name under .localhost, or a loopback IP.
+// loopback host here is localhost or a loopback IP, not a name under
+// .localhost: a browser keeps those on this machine, but Go's resolver
+// may ask DNS for one, and whoever answers gets the code (RFC 8252 §8.3
+// prefers IP literals for the same reason).
 func checkEndpoint(raw, what string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -335,7 +343,7 @@ func checkEndpoint(raw, what string) error {
 	case "https", "wss":
 		return nil
 	case "http", "ws":
-		if isLoopbackHost(u.Hostname()) {
+		if isLoopbackEndpoint(u.Hostname()) {
 			return nil
 		}
 		return fmt.Errorf("%w: the %s %s", ErrInsecureEndpoint, what, redactURL(raw))
@@ -343,7 +351,16 @@ func checkEndpoint(raw, what string) error {
 	return fmt.Errorf("%w: the %s %s is not an http(s) URL", ErrInsecureEndpoint, what, redactURL(raw))
 }
 
-// isLoopbackHost reports whether host names this machine.
+// isLoopbackEndpoint reports whether host names this machine without a
+// DNS query: localhost (the hosts file's) or a loopback IP.
+func isLoopbackEndpoint(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// isLoopbackHost reports whether host names this machine for a browser:
+// localhost, a name under .localhost, or a loopback IP.
 func isLoopbackHost(host string) bool {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,8 +19,10 @@ import (
 )
 
 // dpop holds a DPoP (RFC 9449) key and the nonces servers handed out: one
-// per origin, for the authorization server (§8) and the resource server
-// (§9) alike.
+// per origin and role, the authorization server's (§8) apart from the
+// resource server's (§9), since an MCP server that is its own
+// authorization server may keep a nonce for each, and one would
+// overwrite the other: a round trip more at every switch.
 type dpop struct {
 	key crypto.Signer
 	alg jose.SignatureAlgorithm
@@ -30,6 +33,12 @@ type dpop struct {
 	jwkOnce sync.Once
 	jwkText string
 }
+
+// Format and LogValue print a dpop without its key: jwkText is the
+// private key, and an unexported field is printed raw.
+func (d *dpop) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "auth.dpop{%s}", d.alg) }
+
+func (d *dpop) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(d)) }
 
 func newDPoP(key crypto.Signer) (*dpop, error) {
 	if key == nil {
@@ -74,7 +83,7 @@ func (d *dpop) proof(method string, u *url.URL, accessToken string) (string, err
 		Claims: jwt.Claims{ID: randomString(16), IssuedAt: jwt.NewNumericDate(time.Now())},
 		HTM:    method,
 		HTU:    htu.String(),
-		Nonce:  d.nonce(u),
+		Nonce:  d.nonce(u, accessToken != ""),
 	}
 	if accessToken != "" {
 		c.ATH = s256(accessToken)
@@ -86,22 +95,33 @@ func (d *dpop) proof(method string, u *url.URL, accessToken string) (string, err
 	return s, nil
 }
 
-func (d *dpop) nonce(u *url.URL) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.nonces[hostPort(u)+u.Scheme]
+// nonceKey is where the nonce of u's origin is kept, for the resource
+// server or the authorization server.
+func nonceKey(u *url.URL, resource bool) string {
+	role := "as "
+	if resource {
+		role = "rs "
+	}
+	return role + u.Scheme + "://" + hostPort(u)
 }
 
-// learnNonce keeps the DPoP-Nonce a response carries; it reports whether
-// there was a new one.
-func (d *dpop) learnNonce(u *url.URL, h http.Header) bool {
+func (d *dpop) nonce(u *url.URL, resource bool) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nonces[nonceKey(u, resource)]
+}
+
+// learnNonce keeps the DPoP-Nonce a response of the resource server, or
+// of the authorization server, carries; it reports whether there was a
+// new one.
+func (d *dpop) learnNonce(u *url.URL, h http.Header, resource bool) bool {
 	n := strings.TrimSpace(h.Get("Dpop-Nonce"))
 	if n == "" {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k := hostPort(u) + u.Scheme
+	k := nonceKey(u, resource)
 	if d.nonces[k] == n {
 		return false
 	}

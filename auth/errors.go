@@ -14,7 +14,8 @@ var (
 	// (an unterminated quoted string, a parameter given twice, junk).
 	ErrMalformedChallenge = errors.New("auth: malformed WWW-Authenticate challenge")
 	// ErrNoMetadata: neither protected resource metadata nor authorization
-	// server metadata could be found where the specification says to look.
+	// server metadata could be found where the specification says to look,
+	// or what was found there is not a metadata document.
 	ErrNoMetadata = errors.New("auth: no authorization metadata found")
 	// ErrResourceMismatch: the protected resource metadata names a resource
 	// other than the server being accessed (RFC 9728 §3.3).
@@ -39,8 +40,10 @@ var (
 	// ErrStepUpLimit: the server kept asking for more scope; tako gives up
 	// after MaxAttempts authorizations for the same scopes.
 	ErrStepUpLimit = errors.New("auth: too many authorization attempts for the same scopes")
-	// ErrUnsafeRedirect: a metadata fetch was redirected to another origin.
-	ErrUnsafeRedirect = errors.New("auth: metadata redirect to another origin refused")
+	// ErrUnsafeRedirect: a metadata, registration or token request was
+	// redirected to another origin (a redirect to plain http off loopback
+	// is ErrInsecureEndpoint).
+	ErrUnsafeRedirect = errors.New("auth: redirect to another origin refused")
 	// ErrDocumentTooLarge: a metadata or registration document is larger
 	// than the limit.
 	ErrDocumentTooLarge = errors.New("auth: document too large")
@@ -56,12 +59,14 @@ var (
 	ErrLoginPending = errors.New("auth: the login is still under way")
 	// ErrInsecureEndpoint: an authorization endpoint, metadata document or
 	// MCP server that would receive a code, a token or a secret is plain
-	// http on a host that is not loopback (OAuth 2.1 §1.5 requires TLS).
+	// http on a host that is not loopback: localhost or a loopback IP
+	// (OAuth 2.1 §1.5 requires TLS).
 	// Nothing is sent to it, and no browser is opened.
 	ErrInsecureEndpoint = errors.New("auth: plain http to a host that is not loopback")
 	// ErrBadTokenResponse: the token endpoint's answer is not a token
 	// response: not JSON, too large, or without an access_token or
-	// token_type. It comes inside a *ProtocolError.
+	// token_type; or, at an error status, not an OAuth error answer (an
+	// HTML error page). It comes inside a *ProtocolError.
 	ErrBadTokenResponse = errors.New("auth: the token endpoint's answer is not a token response")
 	// ErrUnsupportedTokenType: the token endpoint issued a token of a type
 	// tako cannot present (neither Bearer nor DPoP, such as "mac"). It

@@ -96,35 +96,34 @@ type Record struct {
 	Saved time.Time `json:"saved,omitzero"`
 }
 
+// The printing methods of Record, Token and ClientInfo have value
+// receivers, so that a value is redacted as a pointer is: a log handler
+// that marshals a value without them (slog's JSON handler) would show
+// its secrets, which marshal as their value for the store's sake.
+
 // String describes the record without its secrets.
-func (r *Record) String() string {
-	if r == nil {
-		return "<nil>"
-	}
+func (r Record) String() string {
 	return fmt.Sprintf("auth.Record{resource %s, issuer %s, client %s, token %v}", r.Resource, r.Issuer, r.Client.ClientID, r.Token != nil)
 }
 
 // GoString is String, for %#v.
-func (r *Record) GoString() string { return r.String() }
+func (r Record) GoString() string { return r.String() }
 
 // LogValue logs the record without its secrets.
-func (r *Record) LogValue() slog.Value {
+func (r Record) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("resource", r.Resource), slog.String("issuer", r.Issuer), slog.String("client_id", r.Client.ClientID))
 }
 
 // String describes the token without its secrets.
-func (t *Token) String() string {
-	if t == nil {
-		return "<nil>"
-	}
+func (t Token) String() string {
 	return fmt.Sprintf("auth.Token{type %s, expiry %s, refresh %v}", t.TokenType, t.Expiry.Format(time.RFC3339), t.RefreshToken != "")
 }
 
 // GoString is String, for %#v.
-func (t *Token) GoString() string { return t.String() }
+func (t Token) GoString() string { return t.String() }
 
 // LogValue logs the token without its secrets.
-func (t *Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
+func (t Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
 
 // String describes the client without its secret.
 func (c ClientInfo) String() string {
@@ -133,6 +132,9 @@ func (c ClientInfo) String() string {
 
 // GoString is String, for %#v.
 func (c ClientInfo) GoString() string { return c.String() }
+
+// LogValue logs the client without its secret.
+func (c ClientInfo) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // TokenStore keeps Records across runs. Implementations must be safe for
 // concurrent use.

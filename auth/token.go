@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -45,6 +46,15 @@ type tokenParams struct {
 	// the token_type N_A: it is not an access token for a resource.
 	exchange bool
 }
+
+// Format and LogValue print tokenParams without the form (a code, a
+// verifier, a refresh token) or the client's secret: fmt prints the
+// Secrets in unexported fields raw.
+func (p tokenParams) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "auth.tokenParams{%s, %s}", redactURL(p.md.TokenEndpoint), p.form.Get("grant_type"))
+}
+
+func (p tokenParams) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(p)) }
 
 // requestToken sends a token request and parses the answer strictly.
 func (c *Client) requestToken(ctx context.Context, p tokenParams) (*Token, error) {
@@ -97,7 +107,7 @@ func (c *Client) requestToken(ctx context.Context, p tokenParams) (*Token, error
 func (c *Client) readTokenResponse(resp *http.Response, u *url.URL, mayRetry, exchange bool) (tok *Token, retry bool, err error) {
 	defer resp.Body.Close()
 	d := c.dp.Load()
-	learnt := d != nil && d.learnNonce(u, resp.Header)
+	learnt := d != nil && d.learnNonce(u, resp.Header, false)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxTokenResponseSize+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("auth: token response: %w", err)
@@ -110,6 +120,11 @@ func (c *Client) readTokenResponse(resp *http.Response, u *url.URL, mayRetry, ex
 		pe := errorResponse("token", resp, b)
 		if mayRetry && learnt && pe.Code == "use_dpop_nonce" {
 			return nil, true, nil
+		}
+		if pe.Code == "" {
+			// Not an OAuth error answer either (an HTML error page, a
+			// proxy's text): as much not a token response as one at 200.
+			pe.err = ErrBadTokenResponse
 		}
 		return nil, false, pe
 	}
@@ -160,6 +175,13 @@ type tokenResponse struct {
 	Scope           *string         `json:"scope"`
 	IssuedTokenType string          `json:"issued_token_type"`
 }
+
+// Format and LogValue print a tokenResponse without its tokens.
+func (r tokenResponse) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "auth.tokenResponse{access token %v, refresh token %v}", r.AccessToken != nil, r.RefreshToken != nil)
+}
+
+func (r tokenResponse) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(r)) }
 
 // parseTokenResponse parses a successful token response (RFC 6749 §5.1)
 // received at now: a JSON object with a non-empty access_token and a
