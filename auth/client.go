@@ -351,9 +351,17 @@ func (c *Client) Header(ctx context.Context) (http.Header, error) {
 	if err := checkEndpoint(c.server.String(), "MCP server"); err != nil {
 		return h, err
 	}
+	if strings.EqualFold(tok.TokenType, "DPoP") {
+		// A bound token is useless as Bearer, and its proof signs one
+		// request's method and URL, which a header for any request
+		// cannot: AuthorizeRequest signs it.
+		return h, errDPoPHeader
+	}
 	h.Set("Authorization", "Bearer "+tok.AccessToken.Reveal())
 	return h, nil
 }
+
+var errDPoPHeader = errors.New("auth: the token is DPoP-bound: authorize the request itself with AuthorizeRequest, which signs its proof")
 
 // GetRequestMetadata implements google.golang.org/grpc/credentials'
 // PerRPCCredentials: the token goes in the authorization metadata of

@@ -337,6 +337,11 @@ func TestDPoPKeyKeptWithToken(t *testing.T) {
 	if len(keys) != 1 || keys[0] == "" || authorizes != 1 {
 		t.Errorf("DPoP keys %v and %d logins over two runs, want one key and one login", keys, authorizes)
 	}
+	// A header for any request cannot carry a proof of one: refused,
+	// not sent as a Bearer token the server would refuse anyway.
+	if h, err := first.Header(ctx); !errors.Is(err, errDPoPHeader) || h.Get("Authorization") != "" {
+		t.Errorf("Header of a DPoP-bound token: %v %v, want errDPoPHeader and no Authorization", h, err)
+	}
 	rec, _ := store.Load(ctx, first.Resource(), "")
 	if rec.DPoPKey == "" {
 		t.Error("the stored record has no DPoP key")

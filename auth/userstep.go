@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tako-mcp/tako/internal/localguard"
 )
 
 // UserStep is the part of the authorization code flow that involves the
@@ -116,6 +118,10 @@ type loopback struct {
 
 func (r *loopback) URL() string { return r.url }
 
+// callbackGuard checks the callback's Host and Origin: loopback names only,
+// no other site's page.
+var callbackGuard = &localguard.Guard{}
+
 // callbackWait bounds how long the callback page waits for the token
 // request before it says what it knows.
 const callbackWait = 30 * time.Second
@@ -124,8 +130,10 @@ func (r *loopback) serve(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if !isLoopbackHost(hostOnly(req.Host)) {
-		page(w, http.StatusForbidden, "This page is tako's login callback, and it answers only to this computer's own names, not to "+req.Host+".")
+	if err := callbackGuard.Check(req); err != nil {
+		// DNS rebinding, or a page of another site: the same rules as
+		// every listener tako opens (internal/localguard).
+		page(w, http.StatusForbidden, "This page is tako's login callback, and it answers only to this computer's own pages and names, not to "+truncateText(req.Host, 100)+".")
 		return
 	}
 	if req.URL.Path != "/callback" {
@@ -182,13 +190,6 @@ func page(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>tako</title><p>%s</p>\n", html.EscapeString(msg))
 }
 
-// hostOnly is the host of a Host header, without its port.
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
 
 // expect makes the callback take the answer to authURL (its state) only.
 func (r *loopback) expect(authURL string) {
