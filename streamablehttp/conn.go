@@ -95,6 +95,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/inbox"
 	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -211,7 +212,7 @@ type Conn struct {
 	ctx    context.Context // the Conn's life: cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	q      queue
+	in     inbox.Inbox    // what the streams read, for Read or (Push) the engine
 	budget *budget        // for the bytes every stream has read and not yet delivered
 	jobs   chan streamJob // to an idle stream goroutine (startStream)
 	// lingers records a server that keeps streams open after their
@@ -301,7 +302,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	c.budget = newBudget(c.maxSize)
 	c.jobs = make(chan streamJob)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.q.init()
+	c.in.Init()
 	return c, nil
 }
 
@@ -402,13 +403,13 @@ func (c *Conn) ToolsListed(tools []mcp.Tool) map[string]error {
 
 // Read returns the next message from any of the Conn's streams.
 func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
-	return c.q.pop(ctx, c.ctx)
+	return c.in.Read(ctx)
 }
 
 // Push implements transport.Pusher: each stream's goroutine hands what it
 // reads to deliver itself, one at a time across streams, with no hand-off
 // through Read.
-func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.q.setPush(deliver) }
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.in.Push(deliver) }
 
 // Write sends msg as one POST and waits for the response headers (see the
 // design note). A request written with Write rather than WriteRequest
@@ -464,7 +465,7 @@ func (c *Conn) Close() error {
 	old := c.old
 	c.mu.Unlock()
 	c.cancel()
-	c.q.close()
+	c.in.Close(errReadClosed)
 
 	if sid != "" && old == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.CloseTimeout)
@@ -494,144 +495,4 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// item is one thing for Read: a message or a per-message error.
-type item struct {
-	msg *mcp.Message
-	err error
-}
-
-// queue is an unbounded FIFO between the stream goroutines and Read: a
-// stream goroutine never blocks on a slow reader, so one stream cannot stall
-// another.
-type queue struct {
-	mu     sync.Mutex
-	items  []item
-	final  error // a fatal error, returned once the items are drained
-	closed bool
-	wake   chan struct{}
-	// With Push, items go to fn as they come, one at a time (dmu, taken
-	// before mu), and finalSent records that the last one has gone.
-	fn        func(*mcp.Message, error)
-	dmu       sync.Mutex
-	finalSent bool
-}
-
-func (q *queue) init() { q.wake = make(chan struct{}, 1) }
-
-func (q *queue) push(it item) {
-	q.mu.Lock()
-	if fn := q.fn; fn != nil {
-		q.mu.Unlock()
-		q.give(fn, it.msg, it.err, false)
-		return
-	}
-	if !q.closed {
-		q.items = append(q.items, it)
-	}
-	q.mu.Unlock()
-	q.signal()
-}
-
-// give passes one result to fn, unless the final one has gone.
-func (q *queue) give(fn func(*mcp.Message, error), msg *mcp.Message, err error, final bool) {
-	q.dmu.Lock()
-	defer q.dmu.Unlock()
-	if !q.finalSent {
-		fn(msg, err)
-		q.finalSent = final
-	}
-}
-
-// setPush switches q to handing its items to fn: what is queued goes
-// first, then (if the queue has ended) its final error.
-func (q *queue) setPush(fn func(*mcp.Message, error)) {
-	q.dmu.Lock()
-	q.mu.Lock()
-	q.fn = fn
-	items, final, closed := q.items, q.final, q.closed
-	q.items = nil
-	q.mu.Unlock()
-	q.dmu.Unlock()
-	for _, it := range items {
-		q.give(fn, it.msg, it.err, false)
-	}
-	switch {
-	case closed:
-		q.give(fn, nil, errReadClosed, true)
-	case final != nil:
-		q.give(fn, nil, final, true)
-	}
-}
-
 var errReadClosed = fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-
-// fail ends the queue with a fatal error (the 2024-11-05 stream is gone).
-func (q *queue) fail(err error) {
-	q.mu.Lock()
-	if q.final == nil {
-		q.final = err
-	}
-	fn := q.fn
-	q.mu.Unlock()
-	if fn != nil {
-		q.give(fn, nil, err, true)
-		return
-	}
-	q.signal()
-}
-
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.items = nil
-	fn := q.fn
-	q.mu.Unlock()
-	if fn != nil {
-		q.give(fn, nil, errReadClosed, true)
-		return
-	}
-	q.signal()
-}
-
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue) pop(ctx, life context.Context) (*mcp.Message, error) {
-	for {
-		q.mu.Lock()
-		switch {
-		case q.closed:
-			q.mu.Unlock()
-			return nil, fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-		case len(q.items) > 0:
-			it := q.items[0]
-			q.items[0] = item{}
-			q.items = q.items[1:]
-			more := len(q.items) > 0
-			q.mu.Unlock()
-			if more {
-				q.signal()
-			}
-			if it.err != nil {
-				return nil, it.err
-			}
-			return it.msg, nil
-		case q.final != nil:
-			err := q.final
-			q.mu.Unlock()
-			return nil, err
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-life.Done():
-			return nil, fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-		}
-	}
-}

@@ -145,7 +145,7 @@ func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- endpointEvent) 
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		c.q.fail(fmt.Errorf("mcp http: the HTTP+SSE stream ended: %v: %w", err, transport.ErrConnectionLost))
+		c.in.End(fmt.Errorf("mcp http: the HTTP+SSE stream ended: %v: %w", err, transport.ErrConnectionLost))
 	}
 }
 

@@ -470,7 +470,7 @@ func (c *Conn) openRequest(r *request, body []byte, hdr http.Header) (*http.Resp
 			// with -32601...) is the answer to this request: the engine
 			// reads the code.
 			r.answered.Store(true)
-			c.q.push(item{msg: &mcp.Message{ID: r.id, Error: rpcErr}})
+			c.in.Put(&mcp.Message{ID: r.id, Error: rpcErr}, nil)
 			return nil, nil
 		}
 		return nil, statusError(resp, eb, r.method, sid)

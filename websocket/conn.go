@@ -64,6 +64,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/internal/inbox"
 	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -257,8 +258,9 @@ type Conn struct {
 	ka  Keepalive
 	log *slog.Logger
 
-	msgs chan *mcp.Message // reader -> Read, unbuffered
-	bad  chan error        // reader -> Read: one undecodable message
+	// in takes what the reader reads, for Read or, after Push, for the
+	// engine (internal/inbox).
+	in inbox.Inbox
 
 	// Keepalive. epoch is when the Conn was made; lastFrame is when the
 	// last frame from the peer arrived, in nanoseconds since epoch on the
@@ -283,14 +285,6 @@ type Conn struct {
 
 	diedBeforeClose bool // guarded by mu; set when Close starts
 
-	// With Push, results go to pushFn instead of msgs and bad.
-	pushMu     sync.Mutex
-	pushFn     func(*mcp.Message, error)
-	pushFinal  bool          // the final error has been given
-	readerDone bool          // the reader has ended
-	pushSet    chan struct{} // closed by Push
-	pushOnce   sync.Once
-
 	closeOnce sync.Once
 }
 
@@ -303,9 +297,6 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		ws:       ws,
 		ka:       ka,
 		log:      logger,
-		msgs:     make(chan *mcp.Message),
-		bad:      make(chan error),
-		pushSet:  make(chan struct{}),
 		epoch:    time.Now(),
 		alive:    make(chan struct{}, 1),
 		wlock:    writelock.New(),
@@ -314,6 +305,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		readDone: make(chan struct{}),
 		pingDone: make(chan struct{}),
 	}
+	c.in.Init()
 	if ka.MaxMessageSize > 0 {
 		ws.SetReadLimit(int64(ka.MaxMessageSize))
 	}
@@ -361,6 +353,7 @@ func (c *Conn) fail(err error) {
 	c.mu.Unlock()
 	if first {
 		c.log.Debug("websocket: connection ended", "err", err)
+		c.in.Stop(c.finalErr())
 		c.ws.NetConn().Close()
 	}
 }
@@ -384,7 +377,9 @@ func (c *Conn) finalErr() error {
 
 func (c *Conn) readLoop() {
 	defer close(c.readDone)
-	defer c.readerEnded()
+	// The reader always ends once the connection is over (every end closes
+	// the socket under it), and gives the final error as it ends.
+	defer func() { c.in.End(c.finalErr()) }()
 	for {
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -395,7 +390,9 @@ func (c *Conn) readLoop() {
 		if typ != websocket.TextMessage {
 			// The TypeScript and Python SDKs send text frames only; a
 			// binary frame is one bad message, not a broken connection.
-			c.deliverBad(&transport.MessageError{Err: errors.New("websocket: binary frame where a text frame with one JSON-RPC message was expected")})
+			if !c.give(nil, &transport.MessageError{Err: errors.New("websocket: binary frame where a text frame with one JSON-RPC message was expected")}) {
+				return
+			}
 			continue
 		}
 		msg, err := mcp.DecodeMessage(data)
@@ -403,82 +400,32 @@ func (c *Conn) readLoop() {
 			// A response gone wrong fails its call at once (mcp.ResponseID
 			// recovers its id from bytes that did not decode).
 			id, _ := mcp.ResponseID(data)
-			c.deliverBad(&transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)})
-			continue
+			err = &transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)}
 		}
-		if c.toEngine(msg, nil, false) {
-			continue
-		}
-		c.handing.Store(true)
-		select {
-		case c.msgs <- msg:
-		case <-c.pushSet:
-			c.toEngine(msg, nil, false)
-		case <-c.closing:
-			// Nobody will read it; keep reading so the peer's close
-			// frame is seen.
-		case <-c.dead:
-			c.handing.Store(false)
+		if !c.give(msg, err) {
 			return
 		}
-		c.handing.Store(false)
 	}
 }
 
-func (c *Conn) deliverBad(err error) {
-	if c.toEngine(nil, err, false) {
-		return
-	}
+// give hands one result to Read, or to the engine after Push. It reports
+// false when the connection is dead; after Close the result is dropped and
+// the reader goes on, so that the peer's close frame is seen.
+func (c *Conn) give(msg *mcp.Message, err error) bool {
+	c.handing.Store(true)
+	c.in.Give(msg, err)
+	c.handing.Store(false)
 	select {
-	case c.bad <- err:
-	case <-c.pushSet:
-		c.toEngine(nil, err, false)
-	case <-c.closing:
 	case <-c.dead:
+		return false
+	default:
+		return true
 	}
 }
 
 // Push implements transport.Pusher: the reader hands each message to
-// deliver itself, with no hand-off through Read. The reader always ends
-// once the connection is over (every end closes the socket under it), and
-// gives the final error as it ends; if it has ended already, Push does.
-func (c *Conn) Push(deliver func(*mcp.Message, error)) {
-	c.pushMu.Lock()
-	c.pushFn = deliver
-	ended := c.readerDone
-	c.pushMu.Unlock()
-	c.pushOnce.Do(func() { close(c.pushSet) })
-	if ended {
-		c.toEngine(nil, c.finalErr(), true)
-	}
-}
-
-// toEngine gives a result to the function Push set and reports whether
-// there was one. Calls are serialized, and nothing follows the final one.
-func (c *Conn) toEngine(msg *mcp.Message, err error, final bool) bool {
-	c.pushMu.Lock()
-	defer c.pushMu.Unlock()
-	if c.pushFn == nil {
-		return false
-	}
-	if !c.pushFinal {
-		c.pushFn(msg, err)
-		c.pushFinal = final
-	}
-	return true
-}
-
-// readerEnded records the reader's end and, with Push, gives the final
-// error.
-func (c *Conn) readerEnded() {
-	c.pushMu.Lock()
-	c.readerDone = true
-	pushed := c.pushFn != nil
-	c.pushMu.Unlock()
-	if pushed {
-		c.toEngine(nil, c.finalErr(), true)
-	}
-}
+// deliver itself, with no hand-off through Read.
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.in.Push(deliver) }
 
 // readErr turns an error from gorilla's reader into the Conn's final error.
 func (c *Conn) readErr(err error) error {
@@ -575,25 +522,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 // arrives, ctx is done, or the connection ends. A text frame that does not
 // hold one JSON-RPC message gives a *transport.MessageError and the
 // connection goes on.
-func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
-	select {
-	case <-c.closing:
-		return nil, c.finalErr()
-	default:
-	}
-	select {
-	case m := <-c.msgs:
-		return m, nil
-	case err := <-c.bad:
-		return nil, err
-	case <-c.dead:
-		return nil, c.finalErr()
-	case <-c.closing:
-		return nil, c.finalErr()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) { return c.in.Read(ctx) }
 
 // Write sends msg as one text frame. Concurrent writes are serialized; a
 // Write waiting for its turn gives up when ctx ends. A Write whose context
@@ -681,6 +610,7 @@ func (c *Conn) Close() error {
 		c.diedBeforeClose = c.err != nil
 		c.mu.Unlock()
 		close(c.closing)
+		c.in.Stop(c.finalErr())
 		timer := time.NewTimer(c.ka.CloseTimeout)
 		defer timer.Stop()
 		select {
