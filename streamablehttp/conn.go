@@ -11,11 +11,13 @@
 // The wire knows, the engine acts (DESIGN.md): the Conn sees status codes,
 // session ids, broken streams and header rules, and reports them to the
 // engine as typed errors (transport.ErrSessionExpired,
-// transport.ErrRequestLost, transport.ErrAuthRequired, *StatusError); the
-// engine decides to re-initialize, re-send or give up. In the other
-// direction the engine tells the Conn what the protocol established (the
-// Conn implements transport.Informed): the revision, each request's name and
-// arguments, each tool's x-mcp-header parameters. The Conn never parses a
+// transport.ErrRequestLost, transport.ErrAuthRequired,
+// transport.ErrLegacyWire, *StatusError); the engine decides to
+// re-initialize, re-send, fall back to the 2024-11-05 wire or give up. In
+// the other direction the engine tells the Conn what the protocol
+// established (the Conn implements transport.Informed): the revision, each
+// request's name and arguments, each tool's x-mcp-header parameters, and
+// its decision to fall back (SwitchWire). The Conn never parses a
 // request's params or a result's body, and never rewrites a result.
 package streamablehttp
 
@@ -36,7 +38,7 @@ package streamablehttp
 //
 // Write waits only for the POST's response headers: the status decides
 // what happens (202, 200 with a body to read, 404 for an expired session,
-// 401/403, the era fallback), so it is reported to the caller of Write, and
+// 401/403, an initialize refused by a 2024-11-05 server), so it is reported to the caller of Write, and
 // the body is left to the stream's goroutine.
 //
 // A request's stream lives until its response has been read, and is tied to
@@ -417,9 +419,10 @@ func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.in.Push(deliver) }
 // Mcp-Param-*). Errors: *StatusError for an unexpected status, *AuthError
 // (wrapping transport.ErrAuthRequired) for 401/403 the Auth hooks did not
 // resolve, an error wrapping transport.ErrSessionExpired for a 404 on a
-// legacy session, *RedirectError for a redirect to another origin,
-// *EndpointOriginError for a 2024-11-05 endpoint event on another origin,
-// transport.ErrClosed after Close.
+// legacy session, one wrapping transport.ErrLegacyWire (and a
+// *StatusError) for an initialize refused with 400, 404 or 405, where the
+// 2024-11-05 HTTP+SSE transport may answer (SwitchWire), *RedirectError for
+// a redirect to another origin, transport.ErrClosed after Close.
 func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 	return c.WriteRequest(ctx, msg, nil)
 }
