@@ -492,6 +492,9 @@ func (s *Session) notification(msg *mcp.Message) {
 	if s.cache != nil {
 		s.cache.notified(msg)
 	}
+	if msg.Method == mcp.NotificationToolsListChanged {
+		s.schemas.changed()
+	}
 	switch msg.Method {
 	case mcp.NotificationProgress:
 		var p mcp.ProgressParams
