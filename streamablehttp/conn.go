@@ -1,24 +1,39 @@
 // Package streamablehttp is the MCP Streamable HTTP transport, in every era:
 // the stateless 2026-07-28 wire, the legacy session wire of 2025-03-26,
 // 2025-06-18 and 2025-11-25, and the 2024-11-05 HTTP+SSE transport as a
-// fallback. Dial returns a transport.Conn; transport.Connect runs the
-// protocol over it.
+// fallback.
 //
-//	conn, err := streamablehttp.Dial(ctx, "http://127.0.0.1:3001/mcp", nil)
+// [Dial] returns a [*Conn], a [transport.Conn]; it does not touch the
+// network. [transport.Connect] runs the handshake over it, which picks the
+// era the server speaks, and returns a [transport.Session], whose methods
+// are the MCP operations: [transport.Session.ListTools],
+// [transport.Session.CallTool] and the rest.
+//
+//	conn, err := streamablehttp.Dial(ctx, "https://mcp.example.com/mcp", nil)
 //	if err != nil { ... }
 //	s, err := transport.Connect(ctx, conn, nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+//
+// [Options] carry the caller's headers ([Options.Header],
+// [Options.HeaderFunc]), the HTTP client, the message cap and the
+// authorization seam ([Options.Auth], which the auth package's client plugs
+// into). Credentials and session ids stay
+// on the origin given to Dial: a redirect elsewhere is a [*RedirectError],
+// a 2024-11-05 endpoint elsewhere an [*EndpointOriginError].
 //
 // The wire knows, the engine acts (DESIGN.md): the Conn sees status codes,
 // session ids, broken streams and header rules, and reports them to the
-// engine as typed errors (transport.ErrSessionExpired,
-// transport.ErrRequestLost, transport.ErrAuthRequired,
-// transport.ErrLegacyWire, *StatusError); the engine decides to
+// engine as typed errors ([transport.ErrSessionExpired],
+// [transport.ErrRequestLost], [transport.ErrAuthRequired],
+// [transport.ErrLegacyWire], [*StatusError]); the engine decides to
 // re-initialize, re-send, fall back to the 2024-11-05 wire or give up. In
 // the other direction the engine tells the Conn what the protocol
-// established (the Conn implements transport.Informed): the revision, each
-// request's name and arguments, each tool's x-mcp-header parameters, and
-// its decision to fall back (SwitchWire). The Conn never parses a
-// request's params or a result's body, and never rewrites a result.
+// established (the Conn implements [transport.Informed]): the revision,
+// each request's name and arguments, each tool's x-mcp-header parameters,
+// and its decision to fall back ([Conn.SwitchWire]). The Conn never parses
+// a request's params or a result's body, and never rewrites a result.
 package streamablehttp
 
 // Design note.

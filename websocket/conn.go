@@ -7,11 +7,25 @@
 // newline framing and no envelope, there is no session id, and the legacy
 // lifecycle applies (initialize, then requests in both directions).
 //
-// Dial returns a client Conn; transport.Connect runs the protocol over it.
-// Handler is the other end: an http.Handler that accepts WebSocket clients
-// and bridges each one to an MCP server tako can reach (a fresh stdio
-// subprocess per client, for instance), so that any server can be served
-// over WebSocket.
+// [Dial] returns a client [*Conn], a [transport.Conn]; [transport.Connect]
+// runs the handshake over it and returns a [transport.Session], whose
+// methods are the MCP operations: [transport.Session.ListTools],
+// [transport.Session.CallTool] and the rest.
+//
+//	conn, err := websocket.Dial(ctx, "wss://mcp.example.com/mcp", nil)
+//	if err != nil { ... }
+//	s, err := transport.Connect(ctx, conn, nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+//
+// [Options] carry the upgrade's headers, the TLS configuration and the
+// [Keepalive] (ping interval, read limit, closing handshake).
+//
+// [Handler] is the other end: an [net/http.Handler] that accepts WebSocket
+// clients and bridges each one to an MCP server tako can reach (a fresh
+// stdio subprocess per client, for instance, through its [Backend]), so
+// that any server can be served over WebSocket.
 package websocket
 
 // Design note.
