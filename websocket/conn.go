@@ -30,9 +30,11 @@ package websocket
 
 // Design note.
 //
-// Goroutines. A Conn runs two: the reader, which reads frames with gorilla's
-// ReadMessage and hands each decoded message to Read, and the keepalive,
-// which pings the peer. The reader tells the keepalive that the peer is
+// Goroutines. A Conn runs two: the reader, which reads frames with
+// gorilla's ReadMessage and hands each decoded message to Read (or, once
+// the engine has asked, to the engine itself: transport.Pusher, through
+// the hand-off stdio and Streamable HTTP use too, internal/inbox), and the
+// keepalive, which pings the peer. The reader tells the keepalive that the peer is
 // alive by storing the time of each frame, not by waking it: a wake per
 // frame was a tenth of a client's CPU per call (futex wake-ups of an idle
 // thread to run a goroutine that only re-armed a timer). The keepalive is
