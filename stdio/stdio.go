@@ -137,8 +137,8 @@ type Options struct {
 }
 
 // Conn is a connection to an MCP server running as a child process. It
-// implements transport.Conn; see that interface for the concurrency rules.
-// Create one with Start.
+// implements [transport.Conn]; see that interface for the concurrency
+// rules. Create one with [Start], and hand it to [transport.Connect].
 type Conn struct {
 	f   *framer
 	cmd *exec.Cmd
@@ -164,10 +164,10 @@ type Conn struct {
 	closeErr  error
 }
 
-// Start runs the server and returns a Conn to it. ctx bounds only the
+// Start runs the server and returns a [Conn] to it. ctx bounds only the
 // start: the process lives until Close or its own exit. If Start fails,
 // nothing is left running; a command that cannot be found gives an error
-// wrapping exec.ErrNotFound. opts must name a Command; its other fields
+// wrapping [os/exec.ErrNotFound]. opts must name a Command; its other fields
 // have working zero values.
 func Start(ctx context.Context, opts *Options) (*Conn, error) {
 	if opts == nil || opts.Command == "" {

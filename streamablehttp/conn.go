@@ -213,8 +213,10 @@ type Auth struct {
 // Auth.OnUnauthorized reports new credentials.
 const MaxAuthRetries = 3
 
-// Conn is a transport.Conn over Streamable HTTP. See the package
-// documentation and the design note in conn.go.
+// Conn is a [transport.Conn] over Streamable HTTP, and a
+// [transport.Informed] and [transport.Pusher]: hand it to
+// [transport.Connect]. See the package documentation and the design note
+// in conn.go.
 type Conn struct {
 	endpoint *url.URL
 	// endpointStr is endpoint as a string, made once: each request is made
@@ -253,8 +255,9 @@ var (
 	_ transport.Informed = (*Conn)(nil)
 )
 
-// Dial returns a Conn for the MCP endpoint at rawURL. It does not touch the
-// network: the first Write does, so the handshake's context bounds it.
+// Dial returns a [Conn] for the MCP endpoint at rawURL. It does not touch
+// the network: the first Write does, so the handshake's context
+// ([transport.Connect]'s) bounds it.
 func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {

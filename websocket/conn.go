@@ -200,7 +200,7 @@ func (e *HandshakeError) Unwrap() error {
 }
 
 // Dial opens a WebSocket connection to an MCP server at rawURL (ws:// or
-// wss://) with the "mcp" subprotocol, and returns it as a Conn. ctx bounds
+// wss://) with the "mcp" subprotocol, and returns it as a [Conn]. ctx bounds
 // the opening handshake only. It fails if the server does not select the
 // "mcp" subprotocol, since a server that does not know it may frame
 // messages differently.
@@ -266,9 +266,9 @@ func redact(u *url.URL) string {
 }
 
 // Conn is one WebSocket connection carrying MCP messages, one per text
-// frame. It implements transport.Conn; see that interface for the
-// concurrency rules. Dial returns the client end; Handler makes the server
-// end of each connection it accepts.
+// frame. It implements [transport.Conn]; see that interface for the
+// concurrency rules. [Dial] returns the client end, for [transport.Connect];
+// [Handler] makes the server end of each connection it accepts.
 type Conn struct {
 	ws  *websocket.Conn
 	ka  Keepalive
