@@ -10,27 +10,35 @@
 //
 // # Client
 //
-// Dial returns a *Client, a transport.Transport that maps each operation
-// onto its RPC. It has no JSON-RPC session: no handshake, no ids, no
-// pagination (a list response holds the whole list). It is also a
-// transport.Caller, so transport.Call gives the protocol's JSON of any
-// result (tako --json), and code written against transport.Transport alone,
-// such as the tako command, uses it as it is: no adapter to a message Conn.
+// [Dial] returns a [*Client], a [transport.Transport] that maps each
+// operation onto its RPC ([Client.ListTools], [Client.CallTool], ...). It
+// has no JSON-RPC session: no handshake, no ids, no pagination (a list
+// response holds the whole list). It is also a [transport.Caller], so
+// [transport.Call] gives the protocol's JSON of any result (tako --json),
+// and code written against [transport.Transport] alone, such as the tako
+// command, uses it as it is: no adapter to a message Conn.
+//
+//	tlsConfig, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: "client.pem", KeyFile: "client-key.pem", CAFile: "ca.pem"})
+//	if err != nil { ... }
+//	c, err := mcpgrpc.Dial(ctx, "mcp.example.com:443", &mcpgrpc.Options{TLS: tlsConfig})
+//	if err != nil { ... }
+//	defer c.Close()
+//	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
 //
 // When a response carries dependent_requests, the client answers them with
-// the same transport.Handlers every tako transport uses (Sampling,
+// the same [transport.Handlers] every tako transport uses (Sampling,
 // Elicitation, Roots) and calls again with dependent_responses and the
-// resume_data it was given. The rounds are the engine's (transport.Rounds):
-// the same bound (transport.MaxInputRounds), the same dispatch
-// (Handlers.Serve), and the same error, wrapping transport.ErrCapability,
-// for a request no handler serves.
+// resume_data it was given. The rounds are the engine's
+// ([transport.Rounds]): the same bound ([transport.MaxInputRounds]), the
+// same dispatch ([transport.Handlers.Serve]), and the same error, wrapping
+// [transport.ErrCapability], for a request no handler serves.
 //
 // Messages are capped at transport.DefaultMaxMessageSize (64 MiB) in both
-// directions on both ends unless Options.MaxMessageSize or
-// ServerOptions.MaxMessageSize says otherwise, not at grpc-go's 4 MiB.
+// directions on both ends unless [Options.MaxMessageSize] or
+// [ServerOptions.MaxMessageSize] says otherwise, not at grpc-go's 4 MiB.
 //
 // Errors are tako's typed errors; the gRPC status stays reachable through
-// *StatusError:
+// [*StatusError]:
 //
 //	Unavailable                       transport.ErrConnectionLost
 //	Unauthenticated, PermissionDenied transport.ErrAuthRequired
@@ -40,31 +48,32 @@
 //	InvalidArgument, NotFound, others *mcp.Error (the exact JSON-RPC code
 //	                                  when tako's server end sent it)
 //
-// Deadlines come from the context, or from Options.CallTimeout when it has
-// none. Keepalive pings run while calls are in flight, so a silent peer
+// Deadlines come from the context, or from [Options.CallTimeout] when it
+// has none. Keepalive pings run while calls are in flight, so a silent peer
 // fails a call instead of hanging it.
 //
 // # Mutual TLS
 //
-// ClientTLSConfig and ServerTLSConfig build *tls.Config values from PEM files
-// or bytes: TLS 1.3 unless asked otherwise, the other side's CA pinned, the
+// [ClientTLSConfig] and [ServerTLSConfig] build [*crypto/tls.Config] values
+// from PEM files or bytes ([TLSOptions]): TLS 1.3 unless asked otherwise, the other side's CA pinned, the
 // client certificate required and verified when the server has a client CA.
 // Certificates (and the server's client CA) given as files are read again
 // when the files change, so rotation needs no restart; a file caught
 // emptied or half written keeps the last good certificate or CA in use
-// (TLSOptions.Logger is told), so a rotation never weakens the server.
+// ([TLSOptions].Logger is told), so a rotation never weakens the server.
 // Plain text is available only through the options named
-// InsecurePlaintext.
+// InsecurePlaintext ([Options.InsecurePlaintext],
+// [ServerOptions.InsecurePlaintext]).
 //
 // # Server end
 //
-// NewServer serves the service by forwarding to any tako Transport, so any
+// [NewServer] serves the service by forwarding to any tako Transport, so any
 // MCP server tako reaches over stdio, HTTP or WebSocket can be fronted by
 // gRPC (tako bridge --listen-grpc). Requests the backend sends to its client
-// during a call (sampling, elicitation) are parked by Dependents and carried
-// to the gRPC client as dependent_requests; the call resumes when the client
-// comes back with the answers (see Dependents for how a request is tied to a
-// call).
+// during a call (sampling, elicitation) are parked by [Dependents] and
+// carried to the gRPC client as dependent_requests; the call resumes when
+// the client comes back with the answers (see Dependents for how a request
+// is tied to a call).
 //
 // # The notification gap, and a proposal to close it
 //

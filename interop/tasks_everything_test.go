@@ -170,3 +170,22 @@ func TestEverythingTasks(t *testing.T) {
 		})
 	})
 }
+
+// TestEverythingRequiredTaskToolUnlisted: "CallTool of a taskSupport
+// required tool fails unless the tools were listed first". A program that
+// called simulate-research-query straight after Connect got the server's
+// "requires task augmentation": the engine knew taskSupport only from a
+// listing, and sent a plain call. It now lists the tools on demand, once,
+// and runs the call as a task.
+func TestEverythingRequiredTaskToolUnlisted(t *testing.T) {
+	c := &clarify{}
+	opts := func() *transport.Options {
+		return &transport.Options{Handlers: transport.Handlers{Elicitation: c.elicit}}
+	}
+	everythingWires(t, opts, func(t *testing.T, ctx context.Context, s *transport.Session) {
+		res := call(t, ctx, s, researchTool, `{"topic":"kelp"}`)
+		if !strings.Contains(res.Text(), "Research Report: kelp") {
+			t.Errorf("result %q lacks the report", res.Text())
+		}
+	})
+}

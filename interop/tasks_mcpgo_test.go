@@ -159,3 +159,28 @@ func TestMCPGoTasksModern(t *testing.T) {
 		t.Errorf("GetTask without the extension: %v, want ErrCapability", err)
 	}
 }
+
+// TestMCPGoRequiredTaskToolUnlisted: the same against mcp-go, whose
+// fail_job requires a task: called straight after Connect it got "requires
+// task augmentation" from the server, not the task's failure.
+func TestMCPGoRequiredTaskToolUnlisted(t *testing.T) {
+	opts := &transport.Options{ProtocolVersion: mcp.Version20251125}
+	for name, connectTo := range map[string]func(t *testing.T, ctx context.Context) *transport.Session{
+		"stdio": func(t *testing.T, ctx context.Context) *transport.Session {
+			return connect(t, ctx, filepath.Join(peerBin, "mcpgo"), nil, opts)
+		},
+		"streamableHttp": func(t *testing.T, ctx context.Context) *transport.Session {
+			return connectHTTP(t, ctx, goPeerHTTP(t, "mcpgo"), opts)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			s := connectTo(t, ctx)
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "fail_job"})
+			var te *transport.TaskError
+			if !errors.Is(err, transport.ErrTaskFailed) || !errors.As(err, &te) || te.TaskID == "" {
+				t.Fatalf("CallTool fail_job: %v, want the task's failure (a TaskError wrapping ErrTaskFailed)", err)
+			}
+		})
+	}
+}

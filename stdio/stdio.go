@@ -1,7 +1,29 @@
 // Package stdio is tako's stdio transport: it runs an MCP server as a child
 // process and speaks newline-delimited JSON-RPC over its stdin and stdout
-// (checklist §3). The same framing over any pair of byte streams is
-// NewStreamConn, for sockets, in-process pipes and servers.
+// (checklist §3).
+//
+// [Start] runs the command (never through a shell) and returns a [*Conn],
+// a [transport.Conn]. [transport.Connect] runs the handshake over it and
+// returns a [transport.Session], whose methods are the MCP operations:
+// [transport.Session.ListTools], [transport.Session.CallTool] and the rest.
+//
+//	conn, err := stdio.Start(ctx, &stdio.Options{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}})
+//	if err != nil { ... }
+//	s, err := transport.Connect(ctx, conn, nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+//
+// [transport.Session.Close] ends the server the way the specification asks:
+// its stdin closed, then SIGTERM, then SIGKILL to its whole process group,
+// each step bounded ([Options.StdinGrace], [Options.TermGrace]). A server
+// that exits on its own ends the session with an [*ExitError] (its exit
+// status and the tail of its stderr, also at [Conn.Stderr]); lines on its
+// stdout that are not JSON-RPC are skipped, and a failed handshake says what
+// they were ([*SkippedLinesError]).
+//
+// The same framing over any pair of byte streams is [NewStreamConn], for
+// sockets, in-process pipes and servers.
 package stdio
 
 // Design note.
@@ -115,8 +137,8 @@ type Options struct {
 }
 
 // Conn is a connection to an MCP server running as a child process. It
-// implements transport.Conn; see that interface for the concurrency rules.
-// Create one with Start.
+// implements [transport.Conn]; see that interface for the concurrency
+// rules. Create one with [Start], and hand it to [transport.Connect].
 type Conn struct {
 	f   *framer
 	cmd *exec.Cmd
@@ -142,10 +164,10 @@ type Conn struct {
 	closeErr  error
 }
 
-// Start runs the server and returns a Conn to it. ctx bounds only the
+// Start runs the server and returns a [Conn] to it. ctx bounds only the
 // start: the process lives until Close or its own exit. If Start fails,
 // nothing is left running; a command that cannot be found gives an error
-// wrapping exec.ErrNotFound. opts must name a Command; its other fields
+// wrapping [os/exec.ErrNotFound]. opts must name a Command; its other fields
 // have working zero values.
 func Start(ctx context.Context, opts *Options) (*Conn, error) {
 	if opts == nil || opts.Command == "" {

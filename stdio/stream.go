@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/internal/blocks"
+	"github.com/tako-mcp/tako/internal/inbox"
 	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -146,9 +147,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // the hooks that say what the end of the stream and a write failure mean.
 //
 // Reading: one goroutine (readLoop) splits r into lines, decodes them and
-// hands each message to Read over an unbuffered channel, so at most one
-// decoded message waits and memory stays bounded by MaxMessageSize. When r
-// ends, the goroutine stores the final error and closes the channel.
+// gives each message to the inbox (internal/inbox), which hands it to Read
+// without a queue, so at most one decoded message waits and memory stays
+// bounded by MaxMessageSize; with Push it goes to the engine directly. When
+// r ends, the goroutine gives the inbox the final error.
 //
 // Writing: writes are serialized by a one-slot semaphore (a channel rather
 // than a mutex, so that waiting for one's turn honours the context). Each
@@ -159,18 +161,10 @@ type framer struct {
 	max  int
 	log  *slog.Logger
 
-	in       chan inbound // readLoop -> Read; closed when r has ended
+	// in holds what readLoop reads for Read, or hands it to the engine
+	// once it has asked (Push).
+	in       inbox.Inbox
 	readDone chan struct{}
-	finalErr error // why reading ended; set before in is closed
-
-	// With Push, results go to pushFn instead of in. pushMu orders Push
-	// against the end of reading, so that exactly one of them gives the
-	// final error.
-	pushMu   sync.Mutex
-	pushFn   func(*mcp.Message, error)
-	ended    bool          // readLoop has set finalErr
-	pushSet  chan struct{} // closed by Push
-	pushOnce sync.Once
 
 	w     io.Writer
 	wdl   deadlineWriter // w's deadline setter, or nil
@@ -219,13 +213,12 @@ func newFramer(r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *fram
 		br:       bufio.NewReaderSize(r, readBufferSize),
 		max:      maxSize,
 		log:      logger,
-		in:       make(chan inbound),
 		readDone: make(chan struct{}),
-		pushSet:  make(chan struct{}),
 		w:        w,
 		wlock:    writelock.New(),
 		closing:  make(chan struct{}),
 	}
+	f.in.Init()
 	f.wdl, _ = w.(deadlineWriter)
 	f.endErr = f.streamEndErr
 	f.closedErr = streamClosedErr
@@ -254,6 +247,7 @@ func streamLostErr(_ context.Context, writeErr error) error {
 func (f *framer) beginClose() {
 	f.closeOnce.Do(func() {
 		close(f.closing)
+		f.in.Stop(f.closedErr())
 		if f.closeStream != nil {
 			f.closeStream()
 		}
@@ -271,76 +265,21 @@ func (f *framer) isClosing() bool {
 
 // Read returns the next message. A *transport.MessageError reports one line
 // that could not be delivered; any other error is final.
-func (f *framer) Read(ctx context.Context) (*mcp.Message, error) {
-	select {
-	case it, ok := <-f.in:
-		if !ok {
-			return nil, f.finalErr
-		}
-		return it.msg, it.err
-	case <-f.closing:
-		return nil, f.closedErr()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (f *framer) Read(ctx context.Context) (*mcp.Message, error) { return f.in.Read(ctx) }
 
 // deliver hands one result to Read, or to the engine once it has asked
 // for them (Push). It reports false if the Conn was closed first.
-func (f *framer) deliver(it inbound) bool {
-	if fn := f.pushed(); fn != nil {
-		if f.isClosing() {
-			return false
-		}
-		fn(it.msg, it.err)
-		return true
-	}
-	select {
-	case f.in <- it:
-		return true
-	case <-f.pushSet:
-		return f.deliver(it)
-	case <-f.closing:
-		return false
-	}
-}
+func (f *framer) deliver(it inbound) bool { return f.in.Give(it.msg, it.err) }
 
 // Push implements transport.Pusher: from now on the reading goroutine
 // hands each message to deliver itself, which saves the hand-off through
-// Read. in is unbuffered, so nothing read before waits in it: a result
-// being offered to Read when Push comes goes to deliver instead.
-func (f *framer) Push(deliver func(*mcp.Message, error)) {
-	f.pushMu.Lock()
-	f.pushFn = deliver
-	ended := f.ended
-	f.pushMu.Unlock()
-	f.pushOnce.Do(func() { close(f.pushSet) })
-	if ended {
-		// The reading goroutine ended before Push: the final error is
-		// this call's to give.
-		deliver(nil, f.finalErr)
-	}
-}
-
-func (f *framer) pushed() func(*mcp.Message, error) {
-	f.pushMu.Lock()
-	defer f.pushMu.Unlock()
-	return f.pushFn
-}
+// Read.
+func (f *framer) Push(deliver func(*mcp.Message, error)) { f.in.Push(deliver) }
 
 // readLoop is the reading goroutine.
 func (f *framer) readLoop() {
 	defer close(f.readDone)
-	err := f.readLines()
-	f.finalErr = f.endErr(err)
-	f.pushMu.Lock()
-	fn := f.pushFn
-	f.ended = true
-	f.pushMu.Unlock()
-	if fn != nil {
-		fn(nil, f.finalErr)
-	}
-	close(f.in)
+	f.in.End(f.endErr(f.readLines()))
 }
 
 // errDelivery ends readLines when the Conn was closed while a message

@@ -1,22 +1,39 @@
 // Package streamablehttp is the MCP Streamable HTTP transport, in every era:
 // the stateless 2026-07-28 wire, the legacy session wire of 2025-03-26,
 // 2025-06-18 and 2025-11-25, and the 2024-11-05 HTTP+SSE transport as a
-// fallback. Dial returns a transport.Conn; transport.Connect runs the
-// protocol over it.
+// fallback.
 //
-//	conn, err := streamablehttp.Dial(ctx, "http://127.0.0.1:3001/mcp", nil)
+// [Dial] returns a [*Conn], a [transport.Conn]; it does not touch the
+// network. [transport.Connect] runs the handshake over it, which picks the
+// era the server speaks, and returns a [transport.Session], whose methods
+// are the MCP operations: [transport.Session.ListTools],
+// [transport.Session.CallTool] and the rest.
+//
+//	conn, err := streamablehttp.Dial(ctx, "https://mcp.example.com/mcp", nil)
 //	if err != nil { ... }
 //	s, err := transport.Connect(ctx, conn, nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+//
+// [Options] carry the caller's headers ([Options.Header],
+// [Options.HeaderFunc]), the HTTP client, the message cap and the
+// authorization seam ([Options.Auth], which the auth package's client plugs
+// into). Credentials and session ids stay
+// on the origin given to Dial: a redirect elsewhere is a [*RedirectError],
+// a 2024-11-05 endpoint elsewhere an [*EndpointOriginError].
 //
 // The wire knows, the engine acts (DESIGN.md): the Conn sees status codes,
 // session ids, broken streams and header rules, and reports them to the
-// engine as typed errors (transport.ErrSessionExpired,
-// transport.ErrRequestLost, transport.ErrAuthRequired, *StatusError); the
-// engine decides to re-initialize, re-send or give up. In the other
-// direction the engine tells the Conn what the protocol established (the
-// Conn implements transport.Informed): the revision, each request's name and
-// arguments, each tool's x-mcp-header parameters. The Conn never parses a
-// request's params or a result's body, and never rewrites a result.
+// engine as typed errors ([transport.ErrSessionExpired],
+// [transport.ErrRequestLost], [transport.ErrAuthRequired],
+// [transport.ErrLegacyWire], [*StatusError]); the engine decides to
+// re-initialize, re-send, fall back to the 2024-11-05 wire or give up. In
+// the other direction the engine tells the Conn what the protocol
+// established (the Conn implements [transport.Informed]): the revision,
+// each request's name and arguments, each tool's x-mcp-header parameters,
+// and its decision to fall back ([Conn.SwitchWire]). The Conn never parses
+// a request's params or a result's body, and never rewrites a result.
 package streamablehttp
 
 // Design note.
@@ -36,7 +53,7 @@ package streamablehttp
 //
 // Write waits only for the POST's response headers: the status decides
 // what happens (202, 200 with a body to read, 404 for an expired session,
-// 401/403, the era fallback), so it is reported to the caller of Write, and
+// 401/403, an initialize refused by a 2024-11-05 server), so it is reported to the caller of Write, and
 // the body is left to the stream's goroutine.
 //
 // A request's stream lives until its response has been read, and is tied to
@@ -95,6 +112,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/inbox"
 	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -195,8 +213,10 @@ type Auth struct {
 // Auth.OnUnauthorized reports new credentials.
 const MaxAuthRetries = 3
 
-// Conn is a transport.Conn over Streamable HTTP. See the package
-// documentation and the design note in conn.go.
+// Conn is a [transport.Conn] over Streamable HTTP, and a
+// [transport.Informed] and [transport.Pusher]: hand it to
+// [transport.Connect]. See the package documentation and the design note
+// in conn.go.
 type Conn struct {
 	endpoint *url.URL
 	// endpointStr is endpoint as a string, made once: each request is made
@@ -211,7 +231,7 @@ type Conn struct {
 	ctx    context.Context // the Conn's life: cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	q      queue
+	in     inbox.Inbox    // what the streams read, for Read or (Push) the engine
 	budget *budget        // for the bytes every stream has read and not yet delivered
 	jobs   chan streamJob // to an idle stream goroutine (startStream)
 	// lingers records a server that keeps streams open after their
@@ -235,8 +255,9 @@ var (
 	_ transport.Informed = (*Conn)(nil)
 )
 
-// Dial returns a Conn for the MCP endpoint at rawURL. It does not touch the
-// network: the first Write does, so the handshake's context bounds it.
+// Dial returns a [Conn] for the MCP endpoint at rawURL. It does not touch
+// the network: the first Write does, so the handshake's context
+// ([transport.Connect]'s) bounds it.
 func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -301,7 +322,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	c.budget = newBudget(c.maxSize)
 	c.jobs = make(chan streamJob)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.q.init()
+	c.in.Init()
 	return c, nil
 }
 
@@ -402,13 +423,13 @@ func (c *Conn) ToolsListed(tools []mcp.Tool) map[string]error {
 
 // Read returns the next message from any of the Conn's streams.
 func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
-	return c.q.pop(ctx, c.ctx)
+	return c.in.Read(ctx)
 }
 
 // Push implements transport.Pusher: each stream's goroutine hands what it
 // reads to deliver itself, one at a time across streams, with no hand-off
 // through Read.
-func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.q.setPush(deliver) }
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.in.Push(deliver) }
 
 // Write sends msg as one POST and waits for the response headers (see the
 // design note). A request written with Write rather than WriteRequest
@@ -416,9 +437,10 @@ func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.q.setPush(deliver) }
 // Mcp-Param-*). Errors: *StatusError for an unexpected status, *AuthError
 // (wrapping transport.ErrAuthRequired) for 401/403 the Auth hooks did not
 // resolve, an error wrapping transport.ErrSessionExpired for a 404 on a
-// legacy session, *RedirectError for a redirect to another origin,
-// *EndpointOriginError for a 2024-11-05 endpoint event on another origin,
-// transport.ErrClosed after Close.
+// legacy session, one wrapping transport.ErrLegacyWire (and a
+// *StatusError) for an initialize refused with 400, 404 or 405, where the
+// 2024-11-05 HTTP+SSE transport may answer (SwitchWire), *RedirectError for
+// a redirect to another origin, transport.ErrClosed after Close.
 func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 	return c.WriteRequest(ctx, msg, nil)
 }
@@ -464,7 +486,7 @@ func (c *Conn) Close() error {
 	old := c.old
 	c.mu.Unlock()
 	c.cancel()
-	c.q.close()
+	c.in.Close(errReadClosed)
 
 	if sid != "" && old == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.CloseTimeout)
@@ -494,144 +516,4 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-// item is one thing for Read: a message or a per-message error.
-type item struct {
-	msg *mcp.Message
-	err error
-}
-
-// queue is an unbounded FIFO between the stream goroutines and Read: a
-// stream goroutine never blocks on a slow reader, so one stream cannot stall
-// another.
-type queue struct {
-	mu     sync.Mutex
-	items  []item
-	final  error // a fatal error, returned once the items are drained
-	closed bool
-	wake   chan struct{}
-	// With Push, items go to fn as they come, one at a time (dmu, taken
-	// before mu), and finalSent records that the last one has gone.
-	fn        func(*mcp.Message, error)
-	dmu       sync.Mutex
-	finalSent bool
-}
-
-func (q *queue) init() { q.wake = make(chan struct{}, 1) }
-
-func (q *queue) push(it item) {
-	q.mu.Lock()
-	if fn := q.fn; fn != nil {
-		q.mu.Unlock()
-		q.give(fn, it.msg, it.err, false)
-		return
-	}
-	if !q.closed {
-		q.items = append(q.items, it)
-	}
-	q.mu.Unlock()
-	q.signal()
-}
-
-// give passes one result to fn, unless the final one has gone.
-func (q *queue) give(fn func(*mcp.Message, error), msg *mcp.Message, err error, final bool) {
-	q.dmu.Lock()
-	defer q.dmu.Unlock()
-	if !q.finalSent {
-		fn(msg, err)
-		q.finalSent = final
-	}
-}
-
-// setPush switches q to handing its items to fn: what is queued goes
-// first, then (if the queue has ended) its final error.
-func (q *queue) setPush(fn func(*mcp.Message, error)) {
-	q.dmu.Lock()
-	q.mu.Lock()
-	q.fn = fn
-	items, final, closed := q.items, q.final, q.closed
-	q.items = nil
-	q.mu.Unlock()
-	q.dmu.Unlock()
-	for _, it := range items {
-		q.give(fn, it.msg, it.err, false)
-	}
-	switch {
-	case closed:
-		q.give(fn, nil, errReadClosed, true)
-	case final != nil:
-		q.give(fn, nil, final, true)
-	}
-}
-
 var errReadClosed = fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-
-// fail ends the queue with a fatal error (the 2024-11-05 stream is gone).
-func (q *queue) fail(err error) {
-	q.mu.Lock()
-	if q.final == nil {
-		q.final = err
-	}
-	fn := q.fn
-	q.mu.Unlock()
-	if fn != nil {
-		q.give(fn, nil, err, true)
-		return
-	}
-	q.signal()
-}
-
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.items = nil
-	fn := q.fn
-	q.mu.Unlock()
-	if fn != nil {
-		q.give(fn, nil, errReadClosed, true)
-		return
-	}
-	q.signal()
-}
-
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue) pop(ctx, life context.Context) (*mcp.Message, error) {
-	for {
-		q.mu.Lock()
-		switch {
-		case q.closed:
-			q.mu.Unlock()
-			return nil, fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-		case len(q.items) > 0:
-			it := q.items[0]
-			q.items[0] = item{}
-			q.items = q.items[1:]
-			more := len(q.items) > 0
-			q.mu.Unlock()
-			if more {
-				q.signal()
-			}
-			if it.err != nil {
-				return nil, it.err
-			}
-			return it.msg, nil
-		case q.final != nil:
-			err := q.final
-			q.mu.Unlock()
-			return nil, err
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-life.Done():
-			return nil, fmt.Errorf("mcp http: read: %w", transport.ErrClosed)
-		}
-	}
-}

@@ -334,3 +334,18 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 		t.Errorf("%d calls from %d callers opened %d TCP connections", callers*calls, callers, opened)
 	}
 }
+
+// serveBridge serves srv over Streamable HTTP on a loopback httptest
+// server, through the bridge, and returns the endpoint's URL and how to
+// stop it (the server, the bridge's streams and its sessions).
+func serveBridge(srv *mcptest.Server) (url string, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &bridge{srv: srv, ctx: ctx, sessions: map[string]*bridgeSession{}}
+	hs := httptest.NewServer(b)
+	return hs.URL + "/mcp", func() {
+		hs.CloseClientConnections()
+		cancel()
+		hs.Close()
+		b.wg.Wait()
+	}
+}

@@ -15,8 +15,10 @@ import (
 // The 2024-11-05 HTTP+SSE transport (checklist §4D): a GET opens one SSE
 // stream whose first event, "endpoint", names the URL to POST every client
 // message to; every server message (responses included) arrives on that
-// stream. The Conn switches to it, transparently for the engine, when the
-// server refuses the initialize POST with 400, 404 or 405.
+// stream. When the server refuses the initialize POST with 400, 404 or 405,
+// the Conn reports transport.ErrLegacyWire and the engine, which makes the
+// era decisions (DESIGN.md: the wire knows, the engine acts), asks it to
+// switch (SwitchWire) and sends the initialize again.
 //
 // The endpoint event is the server's word, and the server may be hostile:
 // every message, with the caller's headers and credentials, goes where it
@@ -35,17 +37,50 @@ type oldSSE struct {
 	endpoint *url.URL // where messages are posted
 }
 
-// fallbackToOldSSE opens the SSE stream at the Conn's URL, waits for the
-// endpoint event and posts the initialize request (body) there. cause is
-// why the Streamable HTTP attempt failed, reported if this fails too.
-func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
-	defer r.cancel() // r.ctx bounds only the switch; the stream lives with the Conn
-	h := c.baseHeaders(r.ctx)
-	h.Set("Accept", "text/event-stream")
-	fail := func(err error) error {
-		return fmt.Errorf("%w; the 2024-11-05 HTTP+SSE transport failed too: %w", cause, err)
+// SwitchWire implements transport.Informed: the engine met
+// transport.ErrLegacyWire on the initialize (the POST refused with 400, 404
+// or 405) and asks for the 2024-11-05 HTTP+SSE transport at the same URL.
+// It opens the SSE stream and waits, bounded by ctx, for its endpoint
+// event; every message from then on is posted there. The stream lives with
+// the Conn. Errors: a *StatusError or *ContentTypeError for a GET that is
+// not an event stream, an *EndpointOriginError for an endpoint on another
+// origin, transport.ErrConnectionLost for a stream that ended first.
+func (c *Conn) SwitchWire(ctx context.Context) error {
+	c.mu.Lock()
+	switched := c.old != nil
+	c.mu.Unlock()
+	if switched {
+		return nil
 	}
-	resp, err := c.do(c.ctx, http.MethodGet, c.endpoint, nil, h, "GET")
+	u, err := c.openOldStream(ctx)
+	if err != nil {
+		return fmt.Errorf("mcp http: the 2024-11-05 HTTP+SSE transport: %w", err)
+	}
+	c.mu.Lock()
+	c.old = &oldSSE{endpoint: u}
+	c.sessionID = ""
+	c.mu.Unlock()
+	c.log.Info("mcp http: using the 2024-11-05 HTTP+SSE transport", "endpoint", u.String())
+	return nil
+}
+
+// openOldStream opens the SSE stream at the Conn's URL and returns the
+// endpoint its first event names. Until then ctx bounds the stream too;
+// from then on it lives with the Conn.
+func (c *Conn) openOldStream(ctx context.Context) (*url.URL, error) {
+	sctx, cancel := context.WithCancel(c.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	fail := func(err error) (*url.URL, error) {
+		stop()
+		cancel()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	h := c.baseHeaders(ctx)
+	h.Set("Accept", "text/event-stream")
+	resp, err := c.do(sctx, http.MethodGet, c.endpoint, nil, h, "GET")
 	if err != nil {
 		return fail(err)
 	}
@@ -61,32 +96,22 @@ func (c *Conn) fallbackToOldSSE(r *request, body []byte, cause error) error {
 	if c.closed {
 		c.mu.Unlock()
 		resp.Body.Close()
-		return fmt.Errorf("mcp http: %w", transport.ErrClosed)
+		return fail(fmt.Errorf("mcp http: %w", transport.ErrClosed))
 	}
 	c.wg.Add(1)
 	c.mu.Unlock()
-	go c.runOldStream(resp, endpoint)
-
-	var u *url.URL
-	select {
-	case ev, ok := <-endpoint:
-		switch {
-		case !ok:
-			return fail(fmt.Errorf("the SSE stream ended before its endpoint event: %w", transport.ErrConnectionLost))
-		case ev.err != nil:
-			return fail(ev.err)
-		}
-		u = ev.u
-	case <-r.ctx.Done():
-		return context.Cause(r.ctx)
+	go c.runOldStream(resp, endpoint, cancel)
+	ev, ok := <-endpoint // the stream ends when sctx does
+	switch {
+	case !ok:
+		return fail(fmt.Errorf("the SSE stream ended before its endpoint event: %w", transport.ErrConnectionLost))
+	case ev.err != nil:
+		return fail(ev.err)
+	case !stop():
+		// ctx ended as the event came, and took the stream with it.
+		return fail(context.Cause(ctx))
 	}
-	old := &oldSSE{endpoint: u}
-	c.mu.Lock()
-	c.old = old
-	c.sessionID = ""
-	c.mu.Unlock()
-	c.log.Info("mcp http: using the 2024-11-05 HTTP+SSE transport", "endpoint", u.String())
-	return old.postBody(r.ctx, c, r.method, body)
+	return ev.u, nil
 }
 
 // EndpointOriginError is a 2024-11-05 endpoint event the Conn refused: it
@@ -110,8 +135,9 @@ type endpointEvent struct {
 // runOldStream reads the 2024-11-05 SSE stream. Its end ends the
 // connection (the transport has no resumption). An endpoint event on
 // another origin ends it at once.
-func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- endpointEvent) {
+func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- endpointEvent, cancel context.CancelFunc) {
 	defer c.wg.Done()
+	defer cancel()
 	defer resp.Body.Close()
 	sent, refused := false, false
 	base := resp.Request.URL
@@ -141,11 +167,13 @@ func (c *Conn) runOldStream(resp *http.Response, endpoint chan<- endpointEvent) 
 	if refused {
 		return // the fallback reports it; there is no connection to lose
 	}
-	if c.ctx.Err() == nil {
+	if resp.Request.Context().Err() == nil {
+		// Neither Close nor a failed switch (whose error says why) ended
+		// it: the server did, and with it the connection.
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		c.q.fail(fmt.Errorf("mcp http: the HTTP+SSE stream ended: %v: %w", err, transport.ErrConnectionLost))
+		c.in.End(fmt.Errorf("mcp http: the HTTP+SSE stream ended: %v: %w", err, transport.ErrConnectionLost))
 	}
 }
 
@@ -155,10 +183,6 @@ func (o *oldSSE) post(ctx context.Context, c *Conn, msg *mcp.Message, body []byt
 	if what == "" {
 		what = "response"
 	}
-	return o.postBody(ctx, c, what, body)
-}
-
-func (o *oldSSE) postBody(ctx context.Context, c *Conn, what string, body []byte) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/streamablehttp"
@@ -177,5 +178,50 @@ func TestHTTPSSEEndpointOnTheSameOriginIsUsed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOldSSEGETWithoutAnswerEndsWithConnect: "the 2024-11-05 fallback's
+// GET outlives Connect's context". The GET that opens the HTTP+SSE stream
+// was sent under the Conn's own life, so a server that refused the POST
+// and then never answered the GET held Connect (and its caller) until
+// Close, whatever the context said. The GET is now bounded by the
+// handshake's context until the stream has named its endpoint.
+func TestOldSSEGETWithoutAnswerEndsWithConnect(t *testing.T) {
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select { // no headers, ever
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		http.Error(w, "GET only", http.StatusMethodNotAllowed)
+	}))
+	defer hs.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	conn, err := streamablehttp.Dial(ctx, hs.URL+"/sse", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan error, 1)
+	go func() {
+		s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20241105})
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, transport.ErrLegacyWire) {
+			t.Errorf("Connect: %v, want the refusal and the deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Connect still waits for the GET 10 s after its context ended")
 	}
 }

@@ -455,13 +455,13 @@ func (c *Conn) openRequest(r *request, body []byte, hdr http.Header) (*http.Resp
 		code := resp.StatusCode
 		legacyProbe := code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
 		rpcErr := rpcErrorBody(resp, eb)
-		if r.method == mcp.MethodInitialize && legacyProbe && (rpcErr == nil || code != http.StatusBadRequest) {
-			// Not a Streamable HTTP server: try the 2024-11-05 HTTP+SSE
-			// transport at the same URL (checklist §4C.9, §4D).
-			c.log.Debug("mcp http: initialize refused; trying the 2024-11-05 HTTP+SSE transport", "status", code)
-			return nil, c.fallbackToOldSSE(r, body, &StatusError{Code: code, Body: eb, Method: r.method})
-		}
 		defer r.cancel()
+		if r.method == mcp.MethodInitialize && legacyProbe && (rpcErr == nil || code != http.StatusBadRequest) {
+			// Not a Streamable HTTP server: the 2024-11-05 HTTP+SSE
+			// transport may answer at the same URL (checklist §4C.9,
+			// §4D). The engine decides, and asks for it (SwitchWire).
+			return nil, fmt.Errorf("%w: %w", transport.ErrLegacyWire, &StatusError{Code: code, Body: eb, Method: r.method})
+		}
 		if code == http.StatusNotFound && sid != "" {
 			return nil, statusError(resp, eb, r.method, sid)
 		}
@@ -470,7 +470,7 @@ func (c *Conn) openRequest(r *request, body []byte, hdr http.Header) (*http.Resp
 			// with -32601...) is the answer to this request: the engine
 			// reads the code.
 			r.answered.Store(true)
-			c.q.push(item{msg: &mcp.Message{ID: r.id, Error: rpcErr}})
+			c.in.Put(&mcp.Message{ID: r.id, Error: rpcErr}, nil)
 			return nil, nil
 		}
 		return nil, statusError(resp, eb, r.method, sid)

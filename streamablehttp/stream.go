@@ -43,7 +43,7 @@ func (c *Conn) readJSONBody(r *request, body io.Reader, size int64) {
 	}
 	if r.response != nil {
 		// The body has been read to its end: nothing to wait for.
-		c.q.push(item{msg: r.response})
+		c.in.Put(r.response, nil)
 	}
 	if c.pending(r) {
 		c.fail(r, fmt.Errorf("%w: the JSON answer to %s held no response to it", transport.ErrProtocol, r.method))
@@ -83,7 +83,7 @@ func (c *Conn) lostErr(r *request) error {
 // it yet.
 func (c *Conn) fail(r *request, err error) {
 	if r.answered.CompareAndSwap(false, true) {
-		c.q.push(item{err: &transport.MessageError{ID: r.id, Err: err}})
+		c.in.Put(nil, &transport.MessageError{ID: r.id, Err: err})
 	}
 }
 
@@ -232,7 +232,7 @@ func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, 
 				c.fail(r, me.Err)
 				return nil
 			}
-			c.q.push(item{err: me})
+			c.in.Put(nil, me)
 			continue
 		}
 		for _, m := range msgs {
@@ -258,7 +258,7 @@ func (c *Conn) deliver(m *mcp.Message, r *request) {
 		r.answered.Store(true)
 		return
 	}
-	c.q.push(item{msg: m})
+	c.in.Put(m, nil)
 }
 
 // Bounds on reading a stream past its response (finish). The server
@@ -279,7 +279,7 @@ const (
 // finish and its timer comes first.
 func (c *Conn) queueResponse(r *request) {
 	if r.queued.CompareAndSwap(false, true) {
-		c.q.push(item{msg: r.response})
+		c.in.Put(r.response, nil)
 	}
 }
 

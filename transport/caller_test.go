@@ -176,6 +176,9 @@ type informedConn struct {
 	listed    []string
 	infos     map[string]transport.RequestInfo // by method
 	reject    string
+	// switchWire, when set, answers SwitchWire; switches counts its calls.
+	switchWire func(context.Context) error
+	switches   int
 }
 
 func (c *informedConn) SetProtocol(v string) {
@@ -188,6 +191,17 @@ func (c *informedConn) NewSession() {
 	c.mu.Lock()
 	c.sessions++
 	c.mu.Unlock()
+}
+
+func (c *informedConn) SwitchWire(ctx context.Context) error {
+	c.mu.Lock()
+	c.switches++
+	fn := c.switchWire
+	c.mu.Unlock()
+	if fn == nil {
+		return errors.New("informedConn has no older wire")
+	}
+	return fn(ctx)
 }
 
 func (c *informedConn) ToolsListed(tools []mcp.Tool) map[string]error {

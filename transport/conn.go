@@ -42,7 +42,9 @@ import (
 // server requests), and the engine decides what to do: an error wrapping
 // ErrSessionExpired (from Write, or as a MessageError) makes the engine run
 // the legacy handshake again and send the message once more; a request
-// failed with one wrapping ErrRequestLost is re-sent with a new id. In the
+// failed with one wrapping ErrRequestLost is re-sent with a new id; an
+// initialize whose Write fails with ErrLegacyWire makes the engine ask the
+// Conn to switch to the older wire (Informed.SwitchWire) and try again. In the
 // other direction a Conn that needs protocol state implements Informed and
 // is told it.
 type Conn interface {
@@ -90,6 +92,13 @@ var (
 	// it as a MessageError for that request's id; the engine re-sends the
 	// request with a new id, at most twice.
 	ErrRequestLost = errors.New("mcp request lost in transit")
+	// ErrLegacyWire: the endpoint refused the initialize in a way that
+	// says an older wire of the same transport may answer at the same
+	// address (Streamable HTTP: a 400, 404 or 405, where a 2024-11-05
+	// HTTP+SSE server may be listening). A Conn returns it from the
+	// initialize's Write; the engine asks an Informed Conn to switch
+	// (Informed.SwitchWire), once, and sends initialize again.
+	ErrLegacyWire = errors.New("mcp: the endpoint refuses this wire; an older one may answer there")
 )
 
 // SkipReporter is implemented by Conns that skip what their peer sends when

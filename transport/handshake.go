@@ -213,7 +213,14 @@ func newestLegacy(vs []string) string {
 
 // initialize runs the legacy handshake: initialize, then
 // notifications/initialized (checklist §1A).
+//
+// An initialize the Conn reports refused with ErrLegacyWire (a Streamable
+// HTTP endpoint that answers the POST with 400, 404 or 405: checklist
+// §4C.9, §4D) is the era decision of the oldest wire: the engine asks the
+// Conn to switch to it (Informed.SwitchWire), once, and sends the same
+// initialize again there.
 func (s *Session) initialize(ctx context.Context, version string) error {
+	switched := false
 	for attempt := 0; ; attempt++ {
 		params := &mcp.InitializeParams{
 			ProtocolVersion: version,
@@ -222,6 +229,15 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 		}
 		raw, _ := json.Marshal(params)
 		res, err := s.roundTrip(ctx, mcp.MethodInitialize, raw, false, nil)
+		if err != nil && !switched && s.informed != nil && errors.Is(err, ErrLegacyWire) {
+			switched = true
+			s.log.Debug("mcp: initialize refused; switching to the older wire", "err", err)
+			if serr := s.informed.SwitchWire(ctx); serr != nil {
+				return fmt.Errorf("%w; the older wire failed too: %w", err, serr)
+			}
+			attempt--
+			continue
+		}
 		if err != nil {
 			// Some servers refuse an unknown version with -32602 and the
 			// list they support instead of offering one: retry once.

@@ -34,6 +34,14 @@ type Informed interface {
 	// ErrSessionExpired): the Conn drops the old session's state (its id,
 	// its GET stream) before the initialize goes out.
 	NewSession()
+	// SwitchWire says the engine takes the Conn's ErrLegacyWire on the
+	// initialize at its word: the Conn switches to the older wire at the
+	// same address (Streamable HTTP: the 2024-11-05 HTTP+SSE transport),
+	// bounded by ctx, and carries every message on it from then on; the
+	// engine then sends initialize again. An error means the older wire
+	// is not there either; the engine reports both. A Conn with no older
+	// wire never returns ErrLegacyWire and returns an error here.
+	SwitchWire(ctx context.Context) error
 	// ToolsListed hands the Conn every tool of a complete tools/list on
 	// the 2026-07-28 wire. The Conn keeps what it needs (the x-mcp-header
 	// parameters of each tool) and returns, by tool name, the tools its

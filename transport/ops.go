@@ -107,6 +107,7 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if s.ServerInfo().Capabilities.Tools == nil {
 		return nil, nil
 	}
+	gen := s.schemas.generation()
 	tools, err := listAll(ctx, s, mcp.MethodToolsList, typedPage(func(r *mcp.ListToolsResult) ([]mcp.Tool, *string, *mcp.CacheFields) {
 		return r.Tools, r.NextCursor, &r.CacheFields
 	}))
@@ -114,7 +115,7 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 		return tools, err
 	}
 	tools = s.admitTools(tools)
-	s.schemas.learn(tools, true)
+	s.schemas.learnAll(tools, gen)
 	return tools, nil
 }
 
@@ -123,7 +124,10 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // turns such a result into an error where a program wants one). The
 // structuredContent of a tool listed with an outputSchema is validated
 // against it (validate.go): a mismatch is an *OutputSchemaError, returned
-// together with the result.
+// together with the result. A tool not seen listed yet is learnt by
+// listing the tools, once, when that matters (unlisted.go): before the
+// call when the server runs tools as tasks, after it when the result is
+// structured.
 //
 // A call that runs as a task (tasks.go) is waited for, and its result
 // returned: on 2025-11-25 when p.Task is set or the tool's taskSupport is
@@ -133,6 +137,7 @@ func (s *Session) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // without task support, is dropped. CallToolTask returns the handle
 // instead.
 func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	s.learnTaskSupport(ctx, p.Name)
 	if s.mustTask(p) {
 		return s.callToolAsTask(ctx, p)
 	}
@@ -161,13 +166,13 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	// session's capabilities, or by the re-send after a -32021 that named
 	// the tasks extension (missingcap.go); the engine refuses any other.
 	if s.modern && (s.tasksAccepted(ctx) || isTaskResult(res)) {
-		t, err := s.toolTask(p.Name, res)
+		t, err := s.toolTask(ctx, p.Name, res)
 		if err != nil {
 			return nil, err
 		}
 		return t.waitOwned(ctx)
 	}
-	return s.decodeToolResult(p.Name, res)
+	return s.decodeToolResult(ctx, p.Name, res)
 }
 
 // marshalToolParams is marshalObject for the params of a tools/call. The
@@ -201,7 +206,7 @@ func marshalToolParams(p *mcp.CallToolParams) (json.RawMessage, error) {
 
 // decodeToolResult decodes a tools/call result of tool and validates its
 // structured output; an *OutputSchemaError comes with the result.
-func (s *Session) decodeToolResult(tool string, res json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Session) decodeToolResult(ctx context.Context, tool string, res json.RawMessage) (*mcp.CallToolResult, error) {
 	var r mcp.CallToolResult
 	// The result's bytes belong to this call alone, so the decoded value
 	// may alias them (the hot path of every agent; see
@@ -212,7 +217,7 @@ func (s *Session) decodeToolResult(tool string, res json.RawMessage) (*mcp.CallT
 	if r.Content == nil {
 		r.Content = []mcp.Content{}
 	}
-	if err := s.checkOutput(tool, &r); err != nil {
+	if err := s.checkOutput(ctx, tool, &r); err != nil {
 		return &r, err
 	}
 	return &r, nil

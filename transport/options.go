@@ -37,8 +37,11 @@ type Options struct {
 	// means no default bound: the context alone decides.
 	CallTimeout time.Duration
 
-	// ProbeTimeout bounds the server/discover probe. A server that stays
-	// silent that long is taken to be legacy. Zero means 3 seconds.
+	// ProbeTimeout bounds the server/discover probe: a server that stays
+	// silent that long is taken to be legacy. It also bounds a listing of
+	// the tools made on demand for a tool called before it was listed
+	// (unlisted.go): past it the call goes on without. Zero means 3
+	// seconds.
 	ProbeTimeout time.Duration
 
 	// CloseTimeout bounds Close's wait for the reader and handler

@@ -39,10 +39,13 @@ package transport
 // cancellation and a dying connection from racing each other.
 //
 // The wire knows, the engine acts. A Conn reports what only it can see as
-// typed errors (ErrSessionExpired, ErrRequestLost, ErrAuthRequired) on every
-// kind of message, and the engine decides: an expired legacy session is
-// renewed once per expiry, whichever message met it, and a session that
-// cannot be renewed ends with Err set (renewSession in call.go). A Conn that
+// typed errors (ErrSessionExpired, ErrRequestLost, ErrAuthRequired,
+// ErrLegacyWire) on every kind of message, and the engine decides: an
+// expired legacy session is renewed once per expiry, whichever message met
+// it, and a session that cannot be renewed ends with Err set (renewSession
+// in call.go); an initialize refused in the way of a 2024-11-05 HTTP+SSE
+// server makes the engine ask the Conn to switch to that wire, once
+// (Informed.SwitchWire, handshake.go). A Conn that
 // frames messages with protocol state (Informed, informed.go) is told it by
 // the engine instead of parsing messages to learn it.
 //
@@ -488,6 +491,9 @@ func (s *Session) deliver(msg *mcp.Message) {
 func (s *Session) notification(msg *mcp.Message) {
 	if s.cache != nil {
 		s.cache.notified(msg)
+	}
+	if msg.Method == mcp.NotificationToolsListChanged {
+		s.schemas.changed()
 	}
 	switch msg.Method {
 	case mcp.NotificationProgress:

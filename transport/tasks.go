@@ -235,7 +235,8 @@ func (s *Session) Task(id string) *Task {
 //
 // On 2025-11-25 the call carries params.task when the server declares
 // tasks.requests.tools.call and the tool's execution.taskSupport is
-// optional or required (a tool not seen listed is asked as a task); a tool
+// optional or required (a tool not seen listed is learnt by listing the
+// tools first, once, and one the listing lacks is asked as a task); a tool
 // that forbids tasks, or a server without task support, is called
 // directly. On 2026-07-28 the call opts in to the tasks extension, for
 // this call only, when the server declares it, and the server decides.
@@ -245,6 +246,7 @@ func (s *Session) CallToolTask(ctx context.Context, p *mcp.CallToolParams, opts 
 	if p == nil {
 		return nil, errors.New("mcp: CallToolTask: nil params")
 	}
+	s.learnTaskSupport(ctx, p.Name)
 	q := *p
 	q.Task = nil
 	if s.modern {
@@ -267,12 +269,12 @@ func (s *Session) CallToolTask(ctx context.Context, p *mcp.CallToolParams, opts 
 	if err != nil {
 		return nil, err
 	}
-	return s.toolTask(p.Name, res)
+	return s.toolTask(ctx, p.Name, res)
 }
 
 // toolTask turns a tools/call result into a handle: a created task, or the
 // result the server gave at once.
-func (s *Session) toolTask(tool string, res json.RawMessage) (*Task, error) {
+func (s *Session) toolTask(ctx context.Context, tool string, res json.RawMessage) (*Task, error) {
 	ti, ok, err := s.createdTask(res)
 	if err != nil {
 		return nil, err
@@ -282,7 +284,7 @@ func (s *Session) toolTask(tool string, res json.RawMessage) (*Task, error) {
 		t.info = ti
 		return t, nil
 	}
-	r, rerr := s.decodeToolResult(tool, res)
+	r, rerr := s.decodeToolResult(ctx, tool, res)
 	if r == nil {
 		return nil, rerr
 	}

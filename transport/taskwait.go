@@ -152,7 +152,7 @@ func (t *Task) finish(ctx context.Context, ti TaskInfo, report func(TaskInfo)) (
 			return nil, fmt.Errorf("%w: tasks/get: task %q is completed but carries no result", ErrProtocol, ti.ID)
 		}
 	}
-	return t.s.decodeToolResult(t.tool, ti.Result)
+	return t.s.decodeToolResult(ctx, t.tool, ti.Result)
 }
 
 // legacyResult fetches a 2025-11-25 task's outcome with tasks/result, which
@@ -179,7 +179,7 @@ func (t *Task) legacyResult(ctx context.Context, report func(TaskInfo)) (*mcp.Ca
 	if gerr == nil && final.Status == mcp.TaskFailed {
 		return r, &TaskError{TaskID: id, Status: final.Status, Message: final.StatusMessage}
 	}
-	if err := t.s.checkOutput(t.tool, r); err != nil {
+	if err := t.s.checkOutput(ctx, t.tool, r); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,13 +19,19 @@ import (
 // should check. The Session keeps the output schema of every tool it has
 // seen listed (ListTools replaces them all; Tools and ListToolsPage add
 // the tools of each page) and validates the structuredContent of a
-// successful CallTool of such a tool. A tool it has not seen listed, or
-// listed without an outputSchema, is not checked; nor is a result with
-// isError, which reports a failure rather than output. Schemas are
+// successful CallTool of such a tool. A tool listed without an
+// outputSchema is not checked; nor is a result with isError, which reports
+// a failure rather than output. Schemas are
 // compiled on a tool's first call and kept until the listing changes them;
 // an external $ref is never fetched (the schema then does not compile,
 // which is an OutputSchemaError too). Options.SkipOutputValidation turns
 // all of it off.
+//
+// A tool not seen listed whose result carries structuredContent is learnt
+// by listing the tools on demand (unlisted.go), so a program that calls
+// without ListTools has its structured output checked too; such a tool
+// that answers without structuredContent cannot be told from one without
+// an outputSchema, and is not listed for.
 
 // OutputSchemaError reports a tool result whose structuredContent does not
 // conform to the tool's outputSchema (or is missing, or the schema cannot
@@ -52,6 +59,13 @@ type toolSchemas struct {
 	compiled map[string]compiledSchema
 	// support is each listed tool's execution.taskSupport (tasks.go).
 	support map[string]string
+	// gen counts the server's tools/list_changed notifications; listed is
+	// gen+1 when a complete listing (or an attempt at one on demand) has
+	// been made since the last of them, so that a tool the listing lacks
+	// is not listed for again (unlisted.go).
+	gen, listed uint64
+	// sem lets one listing on demand run at a time.
+	sem chan struct{}
 }
 
 type compiledSchema struct {
@@ -79,6 +93,14 @@ func (ts *toolSchemas) learn(tools []mcp.Tool, replace bool) {
 	}
 }
 
+// learnAll is learn for a complete listing that began in generation gen
+// of the tool list (unlisted.go): unless the list changed since, no tool
+// is listed for on demand until it does.
+func (ts *toolSchemas) learnAll(tools []mcp.Tool, gen uint64) {
+	ts.learn(tools, true)
+	ts.tried(gen)
+}
+
 // lookup returns the compiled output schema of tool, nil if there is none
 // to check against.
 func (ts *toolSchemas) lookup(tool string) (*jsonschema.Schema, error) {
@@ -104,9 +126,14 @@ func (ts *toolSchemas) lookup(tool string) (*jsonschema.Schema, error) {
 
 // checkOutput validates a tool result's structuredContent; see the note
 // at the top of this file.
-func (s *Session) checkOutput(tool string, r *mcp.CallToolResult) error {
+func (s *Session) checkOutput(ctx context.Context, tool string, r *mcp.CallToolResult) error {
 	if s.opts.SkipOutputValidation || r.IsError {
 		return nil
+	}
+	if len(bytes.TrimSpace(r.StructuredContent)) > 0 {
+		// Structured output of a tool not seen listed: learn its schema
+		// (unlisted.go).
+		s.learnTool(ctx, tool)
 	}
 	schema, err := s.schemas.lookup(tool)
 	if err != nil {

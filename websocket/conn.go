@@ -7,20 +7,37 @@
 // newline framing and no envelope, there is no session id, and the legacy
 // lifecycle applies (initialize, then requests in both directions).
 //
-// Dial returns a client Conn; transport.Connect runs the protocol over it.
-// Handler is the other end: an http.Handler that accepts WebSocket clients
-// and bridges each one to an MCP server tako can reach (a fresh stdio
-// subprocess per client, for instance), so that any server can be served
-// over WebSocket. It serves the user's machine, not the web: web pages of
-// other sites are refused (Host and Origin, against DNS rebinding too),
-// a Token keeps out other local users, and MaxClients bounds the backends.
+// [Dial] returns a client [*Conn], a [transport.Conn]; [transport.Connect]
+// runs the handshake over it and returns a [transport.Session], whose
+// methods are the MCP operations: [transport.Session.ListTools],
+// [transport.Session.CallTool] and the rest.
+//
+//	conn, err := websocket.Dial(ctx, "wss://mcp.example.com/mcp", nil)
+//	if err != nil { ... }
+//	s, err := transport.Connect(ctx, conn, nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+//
+// [Options] carry the upgrade's headers, the TLS configuration and the
+// [Keepalive] (ping interval, read limit, closing handshake).
+//
+// [Handler] is the other end: an [net/http.Handler] that accepts WebSocket
+// clients and bridges each one to an MCP server tako can reach (a fresh
+// stdio subprocess per client, for instance, through its [Backend]), so
+// that any server can be served over WebSocket. It serves the user's
+// machine, not the web: web pages of other sites are refused (Host and
+// Origin, against DNS rebinding too), a Token keeps out other local
+// users, and MaxClients bounds the backends.
 package websocket
 
 // Design note.
 //
-// Goroutines. A Conn runs two: the reader, which reads frames with gorilla's
-// ReadMessage and hands each decoded message to Read, and the keepalive,
-// which pings the peer. The reader tells the keepalive that the peer is
+// Goroutines. A Conn runs two: the reader, which reads frames with
+// gorilla's ReadMessage and hands each decoded message to Read (or, once
+// the engine has asked, to the engine itself: transport.Pusher, through
+// the hand-off stdio and Streamable HTTP use too, internal/inbox), and the
+// keepalive, which pings the peer. The reader tells the keepalive that the peer is
 // alive by storing the time of each frame, not by waking it: a wake per
 // frame was a tenth of a client's CPU per call (futex wake-ups of an idle
 // thread to run a goroutine that only re-armed a timer). The keepalive is
@@ -66,6 +83,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/internal/inbox"
 	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -185,7 +203,7 @@ func (e *HandshakeError) Unwrap() error {
 }
 
 // Dial opens a WebSocket connection to an MCP server at rawURL (ws:// or
-// wss://) with the "mcp" subprotocol, and returns it as a Conn. ctx bounds
+// wss://) with the "mcp" subprotocol, and returns it as a [Conn]. ctx bounds
 // the opening handshake only. It fails if the server does not select the
 // "mcp" subprotocol, since a server that does not know it may frame
 // messages differently.
@@ -260,16 +278,17 @@ func redact(u *url.URL) string {
 }
 
 // Conn is one WebSocket connection carrying MCP messages, one per text
-// frame. It implements transport.Conn; see that interface for the
-// concurrency rules. Dial returns the client end; Handler makes the server
-// end of each connection it accepts.
+// frame. It implements [transport.Conn]; see that interface for the
+// concurrency rules. [Dial] returns the client end, for [transport.Connect];
+// [Handler] makes the server end of each connection it accepts.
 type Conn struct {
 	ws  *websocket.Conn
 	ka  Keepalive
 	log *slog.Logger
 
-	msgs chan *mcp.Message // reader -> Read, unbuffered
-	bad  chan error        // reader -> Read: one undecodable message
+	// in takes what the reader reads, for Read or, after Push, for the
+	// engine (internal/inbox).
+	in inbox.Inbox
 
 	// Keepalive. epoch is when the Conn was made; lastFrame is when the
 	// last frame from the peer arrived, in nanoseconds since epoch on the
@@ -294,14 +313,6 @@ type Conn struct {
 
 	diedBeforeClose bool // guarded by mu; set when Close starts
 
-	// With Push, results go to pushFn instead of msgs and bad.
-	pushMu     sync.Mutex
-	pushFn     func(*mcp.Message, error)
-	pushFinal  bool          // the final error has been given
-	readerDone bool          // the reader has ended
-	pushSet    chan struct{} // closed by Push
-	pushOnce   sync.Once
-
 	closeOnce sync.Once
 }
 
@@ -314,9 +325,6 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		ws:       ws,
 		ka:       ka,
 		log:      logger,
-		msgs:     make(chan *mcp.Message),
-		bad:      make(chan error),
-		pushSet:  make(chan struct{}),
 		epoch:    time.Now(),
 		alive:    make(chan struct{}, 1),
 		wlock:    writelock.New(),
@@ -325,6 +333,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 		readDone: make(chan struct{}),
 		pingDone: make(chan struct{}),
 	}
+	c.in.Init()
 	if ka.MaxMessageSize > 0 {
 		ws.SetReadLimit(int64(ka.MaxMessageSize))
 	}
@@ -372,6 +381,7 @@ func (c *Conn) fail(err error) {
 	c.mu.Unlock()
 	if first {
 		c.log.Debug("websocket: connection ended", "err", err)
+		c.in.Stop(c.finalErr())
 		c.ws.NetConn().Close()
 	}
 }
@@ -395,7 +405,9 @@ func (c *Conn) finalErr() error {
 
 func (c *Conn) readLoop() {
 	defer close(c.readDone)
-	defer c.readerEnded()
+	// The reader always ends once the connection is over (every end closes
+	// the socket under it), and gives the final error as it ends.
+	defer func() { c.in.End(c.finalErr()) }()
 	for {
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -406,7 +418,9 @@ func (c *Conn) readLoop() {
 		if typ != websocket.TextMessage {
 			// The TypeScript and Python SDKs send text frames only; a
 			// binary frame is one bad message, not a broken connection.
-			c.deliverBad(&transport.MessageError{Err: errors.New("websocket: binary frame where a text frame with one JSON-RPC message was expected")})
+			if !c.give(nil, &transport.MessageError{Err: errors.New("websocket: binary frame where a text frame with one JSON-RPC message was expected")}) {
+				return
+			}
 			continue
 		}
 		msg, err := mcp.DecodeMessage(data)
@@ -414,82 +428,32 @@ func (c *Conn) readLoop() {
 			// A response gone wrong fails its call at once (mcp.ResponseID
 			// recovers its id from bytes that did not decode).
 			id, _ := mcp.ResponseID(data)
-			c.deliverBad(&transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)})
-			continue
+			err = &transport.MessageError{ID: id, Err: fmt.Errorf("%w: %w", transport.ErrProtocol, err)}
 		}
-		if c.toEngine(msg, nil, false) {
-			continue
-		}
-		c.handing.Store(true)
-		select {
-		case c.msgs <- msg:
-		case <-c.pushSet:
-			c.toEngine(msg, nil, false)
-		case <-c.closing:
-			// Nobody will read it; keep reading so the peer's close
-			// frame is seen.
-		case <-c.dead:
-			c.handing.Store(false)
+		if !c.give(msg, err) {
 			return
 		}
-		c.handing.Store(false)
 	}
 }
 
-func (c *Conn) deliverBad(err error) {
-	if c.toEngine(nil, err, false) {
-		return
-	}
+// give hands one result to Read, or to the engine after Push. It reports
+// false when the connection is dead; after Close the result is dropped and
+// the reader goes on, so that the peer's close frame is seen.
+func (c *Conn) give(msg *mcp.Message, err error) bool {
+	c.handing.Store(true)
+	c.in.Give(msg, err)
+	c.handing.Store(false)
 	select {
-	case c.bad <- err:
-	case <-c.pushSet:
-		c.toEngine(nil, err, false)
-	case <-c.closing:
 	case <-c.dead:
+		return false
+	default:
+		return true
 	}
 }
 
 // Push implements transport.Pusher: the reader hands each message to
-// deliver itself, with no hand-off through Read. The reader always ends
-// once the connection is over (every end closes the socket under it), and
-// gives the final error as it ends; if it has ended already, Push does.
-func (c *Conn) Push(deliver func(*mcp.Message, error)) {
-	c.pushMu.Lock()
-	c.pushFn = deliver
-	ended := c.readerDone
-	c.pushMu.Unlock()
-	c.pushOnce.Do(func() { close(c.pushSet) })
-	if ended {
-		c.toEngine(nil, c.finalErr(), true)
-	}
-}
-
-// toEngine gives a result to the function Push set and reports whether
-// there was one. Calls are serialized, and nothing follows the final one.
-func (c *Conn) toEngine(msg *mcp.Message, err error, final bool) bool {
-	c.pushMu.Lock()
-	defer c.pushMu.Unlock()
-	if c.pushFn == nil {
-		return false
-	}
-	if !c.pushFinal {
-		c.pushFn(msg, err)
-		c.pushFinal = final
-	}
-	return true
-}
-
-// readerEnded records the reader's end and, with Push, gives the final
-// error.
-func (c *Conn) readerEnded() {
-	c.pushMu.Lock()
-	c.readerDone = true
-	pushed := c.pushFn != nil
-	c.pushMu.Unlock()
-	if pushed {
-		c.toEngine(nil, c.finalErr(), true)
-	}
-}
+// deliver itself, with no hand-off through Read.
+func (c *Conn) Push(deliver func(*mcp.Message, error)) { c.in.Push(deliver) }
 
 // readErr turns an error from gorilla's reader into the Conn's final error.
 func (c *Conn) readErr(err error) error {
@@ -586,25 +550,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 // arrives, ctx is done, or the connection ends. A text frame that does not
 // hold one JSON-RPC message gives a *transport.MessageError and the
 // connection goes on.
-func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) {
-	select {
-	case <-c.closing:
-		return nil, c.finalErr()
-	default:
-	}
-	select {
-	case m := <-c.msgs:
-		return m, nil
-	case err := <-c.bad:
-		return nil, err
-	case <-c.dead:
-		return nil, c.finalErr()
-	case <-c.closing:
-		return nil, c.finalErr()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (c *Conn) Read(ctx context.Context) (*mcp.Message, error) { return c.in.Read(ctx) }
 
 // Write sends msg as one text frame. Concurrent writes are serialized; a
 // Write waiting for its turn gives up when ctx ends. A Write whose context
@@ -703,6 +649,7 @@ func (c *Conn) Close() error {
 		c.diedBeforeClose = c.err != nil
 		c.mu.Unlock()
 		close(c.closing)
+		c.in.Stop(c.finalErr())
 		timer := time.NewTimer(c.ka.CloseTimeout)
 		defer timer.Stop()
 		select {

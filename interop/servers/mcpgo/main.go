@@ -6,6 +6,8 @@
 //
 //	echo {message}        returns "Echo: <message>"
 //	add {a, b}            returns the sum as text and as structuredContent {"sum": n}
+//	miscount {}           declares an outputSchema ({"count": integer}, required) and
+//	                      returns structuredContent {"count": "three"}, which breaks it
 //	progress {steps}      sends one notifications/progress per step, then returns "done: <steps> steps"
 //	sample {prompt}       asks the client's model (sampling) and returns "sampled: <model>: <text>"
 //	roots {}              asks the client for its roots and returns their URIs, one a line
@@ -24,6 +26,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,6 +129,15 @@ func newServer() *server.MCPServer {
 		}
 		sum := a + b
 		return mcp.NewToolResultStructured(map[string]any{"sum": sum}, fmt.Sprint(sum)), nil
+	})
+
+	// A server's bug that the client should catch (checklist §6C): the
+	// structured output breaks the tool's own outputSchema.
+	s.AddTool(mcp.NewTool("miscount",
+		mcp.WithDescription("Counts, and answers in words where its schema promises an integer"),
+		mcp.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`)),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructured(map[string]any{"count": "three"}, "three"), nil
 	})
 
 	s.AddTool(mcp.NewTool("progress",
