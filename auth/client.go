@@ -60,8 +60,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tako-mcp/tako/streamablehttp"
 )
 
 // DefaultLoginTimeout bounds one authorization, the user's part included,
@@ -69,9 +67,11 @@ import (
 const DefaultLoginTimeout = 5 * time.Minute
 
 // Client authorizes requests to one MCP server. Create it with New; it is
-// safe for concurrent use. Plug it into Streamable HTTP with
-// StreamableHTTP, into a WebSocket dial with Header, into gRPC as a
-// credentials.PerRPCCredentials (it implements the interface).
+// safe for concurrent use. It is a transport.Authorizer (AuthorizeRequest
+// and HandleUnauthorized): plug it into streamablehttp.Options.Auth and
+// websocket.Options.Auth, or a dial.Server's Auth; and into gRPC as a
+// credentials.PerRPCCredentials (it implements the interface too). The
+// auth package imports no transport: the seam is the transports'.
 type Client struct {
 	cfg       Config
 	server    *url.URL
@@ -185,11 +185,6 @@ func (c *Client) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) 
 // Resource is the canonical URI of the server, the key tokens are stored
 // under.
 func (c *Client) Resource() string { return c.canonical }
-
-// StreamableHTTP returns the hooks for streamablehttp.Options.Auth.
-func (c *Client) StreamableHTTP() streamablehttp.Auth {
-	return streamablehttp.Auth{Authorize: c.AuthorizeRequest, OnUnauthorized: c.HandleUnauthorized}
-}
 
 // lockFlow takes the flow lock, or returns when ctx ends first.
 func (c *Client) lockFlow(ctx context.Context) error {

@@ -19,7 +19,13 @@ import (
 // §5.8–§5.10).
 func (c *Client) codeFlow(ctx context.Context, t *target, rec *Record, scopes []string) (*Token, error) {
 	md := t.md
-	needed := &LoginNeededError{Resource: c.canonical, Scopes: scopes, StepUp: IsStepUp(ctx)}
+	var needed error = &LoginNeededError{Resource: c.canonical, Scopes: scopes, StepUp: IsStepUp(ctx)}
+	if md.legacy {
+		// Nothing says the server speaks OAuth: it refused the request
+		// and publishes no metadata (the 2025-03-26 defaults are a guess).
+		// It may want a credential of its own rather than a login.
+		needed = fmt.Errorf("%w: the server refused the request and publishes no OAuth metadata (it may want a token of its own)", ErrNoMetadata)
+	}
 	if c.cfg.User == nil {
 		return nil, needed
 	}

@@ -18,10 +18,12 @@
 // A Client plugs into a transport's auth seam and never into its core:
 //
 //	ac, _ := auth.New(url, &auth.Config{User: &auth.Loopback{}})
-//	conn, _ := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+//	conn, _ := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Auth: ac})
 //
-// For WebSocket, Header gives the upgrade request's Authorization; for
-// gRPC the Client is a credentials.PerRPCCredentials.
+// The Client is a transport.Authorizer, the seam of Streamable HTTP and of
+// the WebSocket upgrade (websocket.Options.Auth: a 401 on the upgrade
+// starts a refresh or a login as it does over HTTP); for gRPC it is a
+// credentials.PerRPCCredentials. dial.Server takes it as its Auth.
 //
 // Errors wrap the package's sentinels (ErrResourceMismatch,
 // ErrIssuerMismatch, ErrStepUpLimit, ...) or are a *ProtocolError; through

@@ -26,7 +26,7 @@ func Example_interactive() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	conn, err := streamablehttp.Dial(ctx, "https://mcp.example.com/mcp", &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(ctx, "https://mcp.example.com/mcp", &streamablehttp.Options{Auth: ac})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func Example_clientCredentials() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, _ = streamablehttp.Dial(context.Background(), "https://mcp.example.com/mcp", &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	_, _ = streamablehttp.Dial(context.Background(), "https://mcp.example.com/mcp", &streamablehttp.Options{Auth: ac})
 }
 
 // A caller that gets its tokens elsewhere plugs them straight into the
@@ -55,6 +55,6 @@ func Example_clientCredentials() {
 func Example_ownTokenSource() {
 	token := func(ctx context.Context) (string, error) { return os.Getenv("MCP_TOKEN"), nil }
 	_, _ = streamablehttp.Dial(context.Background(), "https://mcp.example.com/mcp", &streamablehttp.Options{
-		Auth: streamablehttp.Auth{TokenSource: token},
+		Auth: transport.TokenSource(token),
 	})
 }

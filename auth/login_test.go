@@ -22,7 +22,7 @@ import (
 // connectTo connects to the MCP endpoint at u through ac, with the
 // engine's default options.
 func connectTo(ctx context.Context, ac *Client, u string) (*transport.Session, error) {
-	conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(ctx, u, &streamablehttp.Options{Auth: ac})
 	if err != nil {
 		return nil, err
 	}

@@ -190,7 +190,6 @@ func page(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>tako</title><p>%s</p>\n", html.EscapeString(msg))
 }
 
-
 // expect makes the callback take the answer to authURL (its state) only.
 func (r *loopback) expect(authURL string) {
 	if u, err := url.Parse(authURL); err == nil {

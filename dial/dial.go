@@ -22,15 +22,13 @@ package dial
 // nothing to them, with one exception: see SSE below.
 //
 // Auth. dial declares the two methods it needs of an authorization layer
-// (Authorizer), which *auth.Client has, so that auth does not import dial
-// and dial does not import auth: the CLI's stored logins, a program's own
-// token source and a test's fake all plug in the same way. Each transport
-// takes it through its own seam: Streamable HTTP through its Auth hooks
-// (per request, so that DPoP proofs and refreshes work, and a 401 starts a
-// refresh or a step-up); WebSocket through the opening handshake's
-// headers, computed once per Dial (the upgrade has no seam that could
-// answer a 401 yet); gRPC through per-RPC credentials, when the
-// Authorizer implements them (*auth.Client does).
+// (Authorizer, the transports' transport.Authorizer), which *auth.Client
+// has, so that auth does not import dial and dial does not import auth:
+// the CLI's stored logins, a program's own token source and a test's fake
+// all plug in the same way. Streamable HTTP and the WebSocket upgrade take
+// it as their Options.Auth (per request, so that DPoP proofs and refreshes
+// work, and a 401 starts a refresh or a step-up); gRPC through per-RPC
+// credentials, when the Authorizer implements them (*auth.Client does).
 //
 // SSE. The 2024-11-05 HTTP+SSE transport is not a Conn of its own: the
 // Streamable HTTP Conn switches to it when a server refuses a POST to its
@@ -169,16 +167,14 @@ type TLS struct {
 	Plaintext bool
 }
 
-// Authorizer is what dial needs of an authorization layer; *auth.Client
-// implements it. AuthorizeRequest sets a request's credentials (a bearer
-// token, or a DPoP token and its proof); HandleUnauthorized is told of a
-// 401 or 403 and returns nil when new credentials are in place, so that the
-// request is sent once more. For grpc, the Authorizer must also implement
+// Authorizer is what dial needs of an authorization layer, the
+// transports' own seam (transport.Authorizer); *auth.Client implements it.
+// AuthorizeRequest sets a request's credentials (a bearer token, or a DPoP
+// token and its proof); HandleUnauthorized is told of a 401 or 403 and
+// returns nil when new credentials are in place, so that the request is
+// sent once more. For grpc, the Authorizer must also implement
 // credentials.PerRPCCredentials (as *auth.Client does).
-type Authorizer interface {
-	AuthorizeRequest(req *http.Request) error
-	HandleUnauthorized(ctx context.Context, resp *http.Response) error
-}
+type Authorizer = transport.Authorizer
 
 // Errors a Server can be refused with before anything starts, each wrapped
 // in an [*Error].
@@ -392,7 +388,7 @@ func (d *dialer) http(ctx context.Context, p *plan) (transport.Conn, error) {
 		return nil, err
 	}
 	if a != nil {
-		ho.Auth = streamablehttp.Auth{Authorize: a.AuthorizeRequest, OnUnauthorized: a.HandleUnauthorized}
+		ho.Auth = a
 	}
 	var rt *http.Transport
 	if p.tls != nil {
@@ -450,23 +446,9 @@ func (d *dialer) websocket(ctx context.Context, p *plan) (transport.Conn, error)
 		return nil, err
 	}
 	if a != nil && wo.Header.Get("Authorization") == "" {
-		// The upgrade is an HTTP GET of the same URL: authorize one, and
-		// send what the Authorizer set.
-		hu := *p.u
-		hu.Scheme = "http"
-		if p.u.Scheme == "wss" {
-			hu.Scheme = "https"
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, hu.String(), nil)
-		if err != nil {
-			return nil, d.invalid("%v", err)
-		}
-		if err := a.AuthorizeRequest(req); err != nil {
-			return nil, d.fail("auth", err)
-		}
-		for k, v := range req.Header {
-			wo.Header[k] = v
-		}
+		// The upgrade's seam: authorized as the GET it is, and a 401 or
+		// 403 on it starts a refresh or a login as over HTTP.
+		wo.Auth = a
 	}
 	conn, err := websocket.Dial(ctx, p.u.String(), wo)
 	if err != nil {

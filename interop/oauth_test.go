@@ -16,7 +16,7 @@ import (
 // runs the handshake; the session closes when the test ends.
 func connectOAuth(t *testing.T, ctx context.Context, url string, ac *auth.Client) *transport.Session {
 	t.Helper()
-	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Auth: ac})
 	if err != nil {
 		t.Fatalf("dial %s: %v", url, err)
 	}

@@ -163,8 +163,11 @@ type Options struct {
 	// stream and the resumption of a POST stream).
 	Reconnect ReconnectPolicy
 
-	// Auth is the seam for authorization; the zero value sends none.
-	Auth Auth
+	// Auth authorizes every request, and is told of every 401 and 403
+	// (the request is then sent again when it says so, at most
+	// MaxAuthRetries times): the seam an *auth.Client plugs into, or a
+	// transport.TokenSource. Nil sends no credentials.
+	Auth transport.Authorizer
 
 	// CloseTimeout bounds the DELETE that ends a legacy session and the
 	// wait for the Conn's goroutines in Close. Zero means 2 seconds.
@@ -188,29 +191,9 @@ type ReconnectPolicy struct {
 	MaxBackoff time.Duration
 }
 
-// Auth is the seam through which an authorization layer (OAuth 2.1) plugs
-// in without the transport knowing how tokens are obtained.
-type Auth struct {
-	// TokenSource, when set, gives the bearer token for each request
-	// (sent as Authorization: Bearer <token>). An error fails the request.
-	TokenSource func(ctx context.Context) (string, error)
-	// OnUnauthorized is called on a 401 or 403 with the response (its body
-	// already read and closed; headers such as WWW-Authenticate intact).
-	// Returning nil means credentials were refreshed: the request is sent
-	// once more, up to MaxAuthRetries times (a DPoP server nonce, then a
-	// step-up, can each take one). An error, or a refusal past that,
-	// fails the request with an *AuthError wrapping
-	// transport.ErrAuthRequired and the hook's error.
-	OnUnauthorized func(ctx context.Context, resp *http.Response) error
-	// Authorize, when set, is called for every request instead of
-	// TokenSource and sets its authorization headers itself. It exists
-	// for schemes whose header depends on the request: DPoP (RFC 9449)
-	// signs a proof of the method and URL into a DPoP header per request.
-	Authorize func(req *http.Request) error
-}
-
 // MaxAuthRetries bounds how often one request is re-sent after
-// Auth.OnUnauthorized reports new credentials.
+// Options.Auth's HandleUnauthorized reports new credentials (a DPoP server
+// nonce, then a step-up, can each take one).
 const MaxAuthRetries = 3
 
 // Conn is a [transport.Conn] over Streamable HTTP, and a

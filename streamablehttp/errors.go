@@ -43,7 +43,7 @@ type AuthError struct {
 	StatusError
 	// WWWAuthenticate is the challenge the server sent, if any.
 	WWWAuthenticate string
-	// Cause is the error Auth.OnUnauthorized returned, if it ran and
+	// Cause is the error Options.Auth's HandleUnauthorized returned, if it ran and
 	// failed (for example the auth package's step-up limit).
 	Cause error
 }

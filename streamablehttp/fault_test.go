@@ -420,7 +420,7 @@ func TestUnauthorized(t *testing.T) {
 	ctx := testContext(t)
 
 	conn, _ := streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{
-		Auth: streamablehttp.Auth{TokenSource: func(context.Context) (string, error) { return "bad", nil }},
+		Auth: transport.TokenSource(func(context.Context) (string, error) { return "bad", nil }),
 	})
 	_, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
 	if !errors.Is(err, transport.ErrAuthRequired) {
@@ -431,9 +431,12 @@ func TestUnauthorized(t *testing.T) {
 	token.Store("bad")
 	var hooks atomic.Int32
 	conn, _ = streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{
-		Auth: streamablehttp.Auth{
-			TokenSource: func(context.Context) (string, error) { return token.Load().(string), nil },
-			OnUnauthorized: func(_ context.Context, resp *http.Response) error {
+		Auth: authHooks{
+			authorize: func(req *http.Request) error {
+				req.Header.Set("Authorization", "Bearer "+token.Load().(string))
+				return nil
+			},
+			unauthorized: func(_ context.Context, resp *http.Response) error {
 				hooks.Add(1)
 				if !strings.Contains(resp.Header.Get("Www-Authenticate"), "resource_metadata") {
 					return errors.New("no challenge")
@@ -578,14 +581,14 @@ func TestAuthorizeHook(t *testing.T) {
 	defer hs.Close()
 	ctx := testContext(t)
 	var nonce atomic.Int32
-	conn, _ := streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: streamablehttp.Auth{
-		Authorize: func(req *http.Request) error {
+	conn, _ := streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: authHooks{
+		authorize: func(req *http.Request) error {
 			proofs.Add(1)
 			req.Header.Set("Authorization", "DPoP t")
 			req.Header.Set("DPoP", fmt.Sprintf("nonce-%d", nonce.Load()))
 			return nil
 		},
-		OnUnauthorized: func(context.Context, *http.Response) error { nonce.Add(1); return nil },
+		unauthorized: func(context.Context, *http.Response) error { nonce.Add(1); return nil },
 	}})
 	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
 	if err != nil {
@@ -594,8 +597,8 @@ func TestAuthorizeHook(t *testing.T) {
 	s.Close()
 
 	sentinel := errors.New("the hook's reason")
-	conn, _ = streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: streamablehttp.Auth{
-		OnUnauthorized: func(context.Context, *http.Response) error { return sentinel },
+	conn, _ = streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{Auth: authHooks{
+		unauthorized: func(context.Context, *http.Response) error { return sentinel },
 	}})
 	_, err = transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
 	var ae *streamablehttp.AuthError

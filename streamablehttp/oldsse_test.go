@@ -90,7 +90,7 @@ func startOldSSE(t *testing.T, endpoint func(self string) string) (*oldSSEServer
 func credentialed() *streamablehttp.Options {
 	return &streamablehttp.Options{
 		Header: http.Header{"X-Api-Key": {"secret-key"}},
-		Auth:   streamablehttp.Auth{TokenSource: func(context.Context) (string, error) { return "secret-token", nil }},
+		Auth:   transport.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
 	}
 }
 

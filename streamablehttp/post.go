@@ -161,17 +161,9 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			return nil, fmt.Errorf("mcp http: %w", err)
 		}
 		req.Header = hdr
-		if az := c.opts.Auth.Authorize; az != nil {
-			if err := az(req); err != nil {
+		if az := c.opts.Auth; az != nil {
+			if err := az.AuthorizeRequest(req); err != nil {
 				return nil, fmt.Errorf("mcp http: authorization: %w", err)
-			}
-		} else if ts := c.opts.Auth.TokenSource; ts != nil {
-			tok, err := ts(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("mcp http: token: %w", err)
-			}
-			if tok != "" {
-				req.Header.Set("Authorization", "Bearer "+tok)
 			}
 		}
 		resp, err := c.client.Do(req)
@@ -206,8 +198,8 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 		}
 		b := readErrorBody(resp)
 		var cause error
-		if fn := c.opts.Auth.OnUnauthorized; fn != nil && attempt < MaxAuthRetries {
-			if cause = fn(ctx, resp); cause == nil {
+		if az := c.opts.Auth; az != nil && attempt < MaxAuthRetries {
+			if cause = az.HandleUnauthorized(ctx, resp); cause == nil {
 				continue
 			}
 			c.log.Debug("mcp http: authorization hook failed", "err", cause)

@@ -192,7 +192,7 @@ func TestCredentialsNotSentOnCrossOriginRedirect(t *testing.T) {
 	ctx := testContext(t)
 	conn, err := streamablehttp.Dial(ctx, redirecting.URL+"/mcp", &streamablehttp.Options{
 		Header: http.Header{"X-Api-Key": {"secret-key"}},
-		Auth:   streamablehttp.Auth{TokenSource: func(context.Context) (string, error) { return "secret-token", nil }},
+		Auth:   transport.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -168,6 +168,14 @@ type Options struct {
 	// the proxy); nil means a net.Dialer.
 	NetDialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
+	// Auth authorizes the opening handshake, an HTTP GET of the URL's
+	// http(s) twin, and is told when the server refuses it with 401 or
+	// 403: when it reports new credentials (a refresh, a login, a DPoP
+	// nonce) the handshake is tried again, at most MaxAuthRetries times.
+	// An *auth.Client plugs in here as it does into Streamable HTTP. Nil
+	// sends what Header holds, and nothing else.
+	Auth transport.Authorizer
+
 	// Keepalive sets the read limit, the ping/pong keepalive and the close
 	// bound.
 	Keepalive
@@ -183,6 +191,10 @@ type HandshakeError struct {
 	URL        string
 	StatusCode int
 	Body       string
+	// AuthCause is why Options.Auth could not answer a 401 or 403 (no
+	// login, a refused refresh), when it was asked; errors.Is and
+	// errors.As reach it, and a 401 or 403 wraps transport.ErrAuthRequired.
+	AuthCause error
 }
 
 func (e *HandshakeError) Error() string {
@@ -190,16 +202,20 @@ func (e *HandshakeError) Error() string {
 	if e.Body != "" {
 		msg += ": " + e.Body
 	}
+	if e.AuthCause != nil {
+		msg += ": " + e.AuthCause.Error()
+	}
 	return msg
 }
 
 // Unwrap makes errors.Is(err, transport.ErrAuthRequired) true for 401 and
-// 403, so callers can ask for credentials the same way on every transport.
-func (e *HandshakeError) Unwrap() error {
-	if e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden {
-		return transport.ErrAuthRequired
+// 403, so callers can ask for credentials the same way on every transport,
+// and reaches the AuthCause.
+func (e *HandshakeError) Unwrap() []error {
+	if e.StatusCode != http.StatusUnauthorized && e.StatusCode != http.StatusForbidden {
+		return nil
 	}
-	return nil
+	return []error{transport.ErrAuthRequired, e.AuthCause}
 }
 
 // Dial opens a WebSocket connection to an MCP server at rawURL (ws:// or
@@ -229,12 +245,16 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 		NetDialContext:  opts.NetDialContext,
 		Subprotocols:    []string{Subprotocol},
 	}
-	ws, resp, err := d.DialContext(ctx, u.String(), header)
+	ws, resp, err := dialAuthorized(ctx, d, u, header, opts.Auth)
 	if err != nil {
 		if errors.Is(err, websocket.ErrBadHandshake) && resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
-			return nil, &HandshakeError{URL: redact(u), StatusCode: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+			he := &HandshakeError{URL: redact(u), StatusCode: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+			if cause, ok := authCause(err); ok {
+				he.AuthCause = cause
+			}
+			return nil, he
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("websocket: dial %s: %w", redact(u), ctxErr)

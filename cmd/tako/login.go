@@ -151,7 +151,7 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// commands will make them.
 	cctx, cancel := context.WithTimeout(ctx, defaultTimeout)
 	defer cancel()
-	conn, err := streamablehttp.Dial(cctx, server, &streamablehttp.Options{Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(cctx, server, &streamablehttp.Options{Auth: ac})
 	if err != nil {
 		return usagef("login: %v", err)
 	}

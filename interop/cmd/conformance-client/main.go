@@ -77,7 +77,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Logger: logger, Auth: ac.StreamableHTTP()})
+	conn, err := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Logger: logger, Auth: ac})
 	if err != nil {
 		return err
 	}
