@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/websocket"
 )
 
 // Exit statuses, as doc.go promises them.
@@ -67,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, writeHelp(stdout, []string{inv.command}))
 	}
 	if err == nil {
-		err = execute(ctx, inv, stdout, stderr)
+		err = keepWhole(execute(ctx, inv, stdout, stderr), inv.opts.verbose || inv.opts.raw())
 	}
 	return report(stderr, err)
 }
@@ -195,18 +197,26 @@ func awaitLogin(ctx, opCtx context.Context, err error, stderr io.Writer) bool {
 
 // explain turns an error from the session into the message a person reads:
 // what tako was doing, then why it failed, in words rather than in wrapped
-// Go errors where a better phrase exists. The original error stays in the
-// chain for errors.Is and errors.As.
+// Go errors where a better phrase exists, and each thing said once. The
+// original error stays in the chain for errors.Is and errors.As.
 func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, err error) error {
 	var se *stageError
 	if errors.As(err, &se) {
 		stage, err = se.stage, se.err
 	}
+	// "reach URL" is the dialer's stage (http.go, ws.go); a person reads
+	// the URL once, in the reason when the network failed.
+	target, reaching := strings.CutPrefix(stage, "reach ")
+	if reaching {
+		stage = "connect"
+	}
 	var (
 		exitErr   *stdio.ExitError
 		rpcErr    *mcp.Error
 		statusErr *streamablehttp.StatusError
+		authErr   *streamablehttp.AuthError
 		typeErr   *streamablehttp.ContentTypeError
+		wsErr     *websocket.HandshakeError
 		skipped   *stdio.SkippedLinesError
 		why       string
 	)
@@ -231,11 +241,24 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		// Before StatusError: a 405 to the POST and then a page for the
 		// 2024-11-05 GET is best told by the page.
 		why = contentTypeFailure(typeErr)
+	case errors.As(err, &authErr) && !isBearerChallenge(authErr.WWWAuthenticate):
+		// A 401 or 403 without an OAuth challenge is the server's own
+		// check (its Host or Origin allow-list, a proxy's ACL): no login
+		// would change it.
+		why = httpFailure(&authErr.StatusError)
 	case errors.As(err, &statusErr):
 		why = httpFailure(statusErr)
+	case errors.As(err, &wsErr):
+		why = wsHandshakeFailure(wsErr)
 	case errors.As(err, &rpcErr):
-		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
+		why = rpcFailure(rpcErr)
 	default:
+		if msg, ok := netFailure(err, target); ok {
+			if stage == "connect" {
+				return &failure{msg: msg, err: err}
+			}
+			return &failure{msg: stage + ": " + msg, err: err}
+		}
 		why = err.Error()
 		skipped = nil // the error says it already
 	}
@@ -243,6 +266,37 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		why += "; " + skipped.Summary()
 	}
 	return &failure{msg: stage + ": " + why, err: err}
+}
+
+// mcpErrorPrefix is what the TypeScript SDK puts before the message of
+// every error it sends ("MCP error -32602: Tool nope not found"): the
+// code, which tako says already.
+var mcpErrorPrefix = regexp.MustCompile(`^(?:MCP error|JSON-RPC error|jsonrpc error|Error)\s*-?\d+\s*:\s*`)
+
+// rpcFailure is a JSON-RPC error answer in words: its code, its message
+// and, when short, its data.
+func rpcFailure(e *mcp.Error) string {
+	msg := strings.TrimSpace(mcpErrorPrefix.ReplaceAllString(e.Message, ""))
+	why := fmt.Sprintf("the server answered error %d", e.Code)
+	if name := rpcCodeNames[e.Code]; name != "" {
+		why += " (" + name + ")"
+	}
+	if msg != "" {
+		why += ": " + msg
+	}
+	if d := compactJSON(e.Data); len(e.Data) > 0 && d != "null" && len(d) <= 200 && !strings.Contains(msg, strings.Trim(d, `"`)) {
+		why += " (data: " + d + ")"
+	}
+	return why
+}
+
+// rpcCodeNames are the JSON-RPC and MCP error codes a person may not know.
+var rpcCodeNames = map[int64]string{
+	mcp.CodeParseError:     "parse error",
+	mcp.CodeInvalidRequest: "invalid request",
+	mcp.CodeMethodNotFound: "method not found",
+	mcp.CodeInvalidParams:  "invalid params",
+	mcp.CodeInternalError:  "internal error",
 }
 
 // describeExit says how the server process ended, with the last lines it
@@ -294,8 +348,27 @@ func report(stderr io.Writer, err error) int {
 	case isAuthNeeded(err):
 		code = exitAuth
 	}
-	fmt.Fprintf(stderr, "tako: %s\n", truncate(cleanLine(err.Error()), maxMessage))
+	msg := cleanLine(err.Error())
+	if !errors.As(err, new(wholeMessage)) {
+		msg = truncate(msg, maxMessage)
+	}
+	fmt.Fprintf(stderr, "tako: %s\n", msg)
 	return code
+}
+
+// wholeMessage marks an error whose line is printed whole, however long:
+// under -v, where a person asked for everything, and under --json, where
+// a script reads it and a cut message would lose what it looks for.
+type wholeMessage struct{ error }
+
+func (w wholeMessage) Unwrap() error { return w.error }
+
+// keepWhole marks err as wholeMessage when whole is set.
+func keepWhole(err error, whole bool) error {
+	if err == nil || !whole {
+		return err
+	}
+	return wholeMessage{err}
 }
 
 // failure is an error explained for a person (see explain).
