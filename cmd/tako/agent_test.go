@@ -103,7 +103,12 @@ func TestAgentClashWithoutPrefix(t *testing.T) {
 	demo := demoCommand(t)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
 		"--stdio", demo, "--stdio", demo, "say hi")
-	r.wantFailure(t, exitFailure, "clash", "demo-server2")
+	// One short line that says how to have both (issue 22), not one
+	// paragraph per tool.
+	r.wantFailure(t, exitFailure, "servers demo-server and demo-server2 have tools of the same names (", "give --prefix")
+	if len(r.stderr) > 300 {
+		t.Errorf("the message has %d bytes", len(r.stderr))
+	}
 }
 
 func TestAgentUsageErrors(t *testing.T) {
@@ -123,6 +128,9 @@ func TestAgentUsageErrors(t *testing.T) {
 	} {
 		r := tako(t, c.args...)
 		r.wantFailure(t, exitUsage, c.want)
+		if strings.Contains(r.stderr, "tako: tako") {
+			t.Errorf("tako is named twice: %q", r.stderr)
+		}
 	}
 }
 
