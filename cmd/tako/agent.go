@@ -52,7 +52,7 @@ var agentFlags = map[string]func(a *agentInvocation, v string) error{
 		a.apiKeyEnv = v
 		return nil
 	},
-	"system":   func(a *agentInvocation, v string) error { a.system = v; return nil },
+	"system": func(a *agentInvocation, v string) error { a.system = v; return nil },
 	"max-turns": func(a *agentInvocation, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
