@@ -121,6 +121,7 @@ func parseArguments(s string) (json.RawMessage, error) {
 func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 	var b bytes.Buffer
 	text := func(s string) {
+		s = showText(s) // a person reads it: no escape sequences reach the terminal
 		b.WriteString(s)
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')
@@ -136,7 +137,7 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 		case mcp.ContentImage, mcp.ContentAudio:
 			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), base64Size(c.Data))
 		case mcp.ContentResourceLink:
-			text(c.URI)
+			text(cleanLine(c.URI))
 		case mcp.ContentResource:
 			switch res := c.Resource; {
 			case res == nil:
@@ -145,9 +146,9 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 				text(*res.Text)
 				hasText = true
 			case res.Blob != nil:
-				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", res.URI, orUnknown(res.MIMEType), base64Size(*res.Blob))
+				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", cleanLine(res.URI), orUnknown(res.MIMEType), base64Size(*res.Blob))
 			default:
-				fmt.Fprintf(&b, "[resource %s without text or blob]\n", res.URI)
+				fmt.Fprintf(&b, "[resource %s without text or blob]\n", cleanLine(res.URI))
 			}
 		default:
 			fmt.Fprintf(&b, "[%s block]\n", cleanLine(c.Type))
@@ -155,8 +156,11 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 	}
 	if !hasText {
 		if s := bytes.TrimSpace(r.StructuredContent); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-			if err := json.Indent(&b, s, "", "  "); err != nil {
-				b.Write(s) // not JSON after all: show it as it came
+			var ind bytes.Buffer
+			if err := json.Indent(&ind, s, "", "  "); err != nil {
+				b.WriteString(showText(string(s))) // not JSON after all: show it as it came
+			} else {
+				b.Write(escapeUnprintable(ind.Bytes()))
 			}
 			b.WriteByte('\n')
 		}

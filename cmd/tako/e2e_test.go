@@ -36,8 +36,8 @@ func TestDemoToolsTable(t *testing.T) {
 		if strings.HasPrefix(l, "echo(message) ") {
 			found = true
 		}
-		if n := len([]rune(l)); n > tableWidth {
-			t.Errorf("line longer than %d: %q", tableWidth, l)
+		if strings.HasSuffix(l, "…") {
+			t.Errorf("not a terminal, yet the line is cut: %q", l)
 		}
 	}
 	if !found {

@@ -47,6 +47,11 @@ const (
 	// stdout: lines in colour, with a tab.
 	helperUsage = "\x1b[1mUsage:\x1b[0m helper [--port N]\n\t--port N\tlisten on port N\n"
 
+	// helperEscapes is text, as JSON, that would style the terminal, set
+	// its title, move the cursor and overwrite a line, were it written
+	// as is: what some servers' results carry.
+	helperEscapes = `"\u001b[2mdim\u001b[0m plain\u001b]0;pwned\u0007 bell\u001b[2J\rback\r\nnext\u0008\u009b31m"`
+
 	helperDieStderr  = "helper: fatal: dying on purpose"
 	helperHangStderr = "helper: hang: the call arrived"
 )
@@ -66,7 +71,8 @@ var npm404 = []string{
 }
 
 // helperMain runs the helper server in the given mode and returns the exit
-// status. Modes: "server" serves the tools above; "die-at-start" writes a
+// status. Modes: "server" serves the tools above; "resources" serves them
+// and resources too; "die-at-start" writes a
 // few lines on stderr and exits with status 4 before reading anything;
 // "npm-404" writes what npx writes for a misspelled package and exits
 // with status 1; "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
@@ -92,7 +98,7 @@ func helperMain(mode string) int {
 		os.Stdout.WriteString(helperUsage)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
-	case "server":
+	case "server", "resources":
 	case "stubborn":
 		// The server, which outlives its stdin and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
@@ -144,9 +150,20 @@ func helperMain(mode string) int {
 			default:
 				v = "2025-11-25"
 			}
-			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},"serverInfo":{"name":"helper","version":"1.0.0"}}`)
+			caps := `{"tools":{}}`
+			if mode == "resources" {
+				caps = `{"tools":{},"resources":{}}`
+			}
+			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":`+caps+`,"serverInfo":{"name":"helper","version":"1.0.0"}}`)
 		case "ping":
 			reply(req.ID, `{}`)
+		case "resources/list":
+			// "resources" mode declares resources, lists one, and answers
+			// resources/templates/list with -32601 (the default below),
+			// as servers that have no templates do.
+			reply(req.ID, `{"resources":[{"uri":"mem://escapes","name":"escapes","mimeType":"text/plain"}]}`)
+		case "resources/read":
+			reply(req.ID, `{"contents":[{"uri":"mem://escapes","mimeType":"text/plain","text":`+helperEscapes+`}]}`)
 		case "tools/list":
 			switch {
 			case p.Cursor == nil:

@@ -206,3 +206,70 @@ func TestNpxMisspelledPackageShowsThe404(t *testing.T) {
 		t.Errorf("the log file's line was shown: %q", r.stderr)
 	}
 }
+
+// TestToolsNameDescribesOne: tako tools NAME shows one tool whole: its
+// full description, its arguments and its input schema; --json the tool
+// as the server listed it.
+func TestToolsNameDescribesOne(t *testing.T) {
+	t.Parallel()
+	r := tako(t, append([]string{"tools", "env"}, helperArgs(t, "server")...)...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"env(name)\n",
+		"\nReturns an environment variable.\nSecond line.\n",
+		"\nArguments:\n  name  (string; required)\n",
+		"\nInput schema:\n  {\n    \"type\": \"object\",",
+		`"x-vendor": {`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = tako(t, append([]string{"tools", "rpcerror"}, helperArgs(t, "server")...)...)
+	if !strings.Contains(r.stdout, "  code     (integer; required; default -32602)\n") {
+		t.Errorf("the default is not shown:\n%s", r.stdout)
+	}
+	r = tako(t, append([]string{"tools", "env", "--json"}, helperArgs(t, "server")...)...)
+	if r.code != 0 || r.stdout != helperTool1+"\n" {
+		t.Errorf("--json: exit %d, stdout %q, want the tool as listed", r.code, r.stdout)
+	}
+	r = tako(t, append([]string{"tools", "nope"}, helperArgs(t, "server")...)...)
+	r.wantFailure(t, exitUsage, `the server has no tool "nope"`)
+}
+
+// TestTemplatesNotOffered: a server that declares resources but answers
+// resources/templates/list with -32601 has no templates; that is not a
+// failure.
+func TestTemplatesNotOffered(t *testing.T) {
+	t.Parallel()
+	r := tako(t, append([]string{"templates"}, helperArgs(t, "resources")...)...)
+	if r.code != 0 || r.stdout != "(the server has no resource templates)\n" || r.stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tako(t, append([]string{"templates", "--json"}, helperArgs(t, "resources")...)...)
+	if r.code != 0 || r.stdout != "{\"resourceTemplates\":[]}\n" {
+		t.Errorf("--json: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// TestResultTextShownSafely: a result's text reaches the terminal without
+// its escape sequences, and other control characters are shown, not
+// obeyed; --json keeps the server's bytes.
+func TestResultTextShownSafely(t *testing.T) {
+	t.Parallel()
+	want := "dim plain bell^Mback\nnext^H\n"
+	r := tako(t, append([]string{"read", "mem://escapes"}, helperArgs(t, "resources")...)...)
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("read: exit %d, stdout %q, want %q", r.code, r.stdout, want)
+	}
+	r = tako(t, append([]string{"read", "mem://escapes", "--json"}, helperArgs(t, "resources")...)...)
+	if !strings.Contains(r.stdout, helperEscapes) {
+		t.Errorf("read --json: the server's bytes were changed: %q", r.stdout)
+	}
+	r = tako(t, append([]string{"call", "env", "name=TAKO_ESCAPES"}, append(helperArgs(t, "server"), "--env", "TAKO_ESCAPES=\x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ \x07")...)...)
+	if r.code != 0 || r.stdout != "red link ^G\n" {
+		t.Errorf("call: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
