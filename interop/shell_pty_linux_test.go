@@ -196,6 +196,44 @@ func TestCallElicitationPTY(t *testing.T) {
 	waitExited(t, "tako call", exited, waitErr)
 }
 
+// TestCallElicitationChecksEachAnswerPTY: a wrong answer to
+// server-everything's form (an email without @, a URI without a scheme, a
+// date in another order, an integer past its maximum) is refused as it
+// is typed and asked again; the answers before it are kept, and the form
+// the server gets has the corrected ones.
+func TestCallElicitationChecksEachAnswerPTY(t *testing.T) {
+	screen, typeText, exited, waitErr := callOnPTY(t, "trigger-elicitation-request")
+	screen.expect(t, "The server asks: Please provide inputs")
+	answers := map[string][][2]string{
+		"name":      {{"Ada", ""}},
+		"email":     {{"ada(at)example.com", "email wants an email address"}, {"ada@example.com", ""}},
+		"homepage":  {{"not a uri", "homepage wants a URI"}, {"https://ada.example/", ""}},
+		"birthdate": {{"10/12/1815", "birthdate wants a date such as"}, {"1815-12-10", ""}},
+		"integer":   {{"500", "integer wants a number of at most 100, not 500"}, {"7", ""}},
+	}
+	for _, f := range everythingForm {
+		screen.expect(t, f)
+		screen.expect(t, "]: ")
+		tries := answers[f]
+		if tries == nil {
+			typeText("\r")
+			continue
+		}
+		for _, try := range tries {
+			typeText(try[0] + "\r")
+			if try[1] != "" {
+				screen.expect(t, try[1])
+				screen.expect(t, "]: ")
+			}
+		}
+	}
+	screen.expect(t, "User provided the requested information")
+	for _, want := range []string{"- Name: Ada", "- Email: ada@example.com", "- Homepage: https://ada.example/", "- Birthdate: 1815-12-10", "- Favorite Integer: 7"} {
+		screen.expect(t, want)
+	}
+	waitExited(t, "tako call", exited, waitErr)
+}
+
 // TestCallURLElicitationPTY: a URL elicitation is shown at the terminal
 // and answered with Enter or !decline, on the request path
 // (elicitation/create in URL mode) and on the error path (-32042, which
