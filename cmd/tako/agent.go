@@ -22,36 +22,18 @@ import (
 // agentInvocation is a parsed `tako agent` command line.
 type agentInvocation struct {
 	serverSet
-	provider  string
-	model     string
-	baseURL   string
-	apiKeyEnv string // --api-key-env VAR: the variable that holds the API key
-	system    string
-	maxTurns  int
-	prefix    bool
-	prompt    string
+	providerFlags
+	system   string
+	maxTurns int
+	prefix   bool
+	prompt   string
 }
 
-// agentFlags are the flags only `tako agent` has; everything else is looked
-// up in the shared table (flagDefs), so that the transport flags and their
-// --env and --header parse exactly as for the other commands.
+// agentFlags are the flags only `tako agent` has, besides the provider
+// flags (providerFlagSetters); everything else is looked up in the shared
+// table (flagDefs), so that the transport flags and their --env and
+// --header parse exactly as for the other commands.
 var agentFlags = map[string]func(a *agentInvocation, v string) error{
-	"provider": func(a *agentInvocation, v string) error {
-		if v != "openai" && v != "anthropic" {
-			return usagef("--provider wants openai or anthropic, not %q", v)
-		}
-		a.provider = v
-		return nil
-	},
-	"model":    func(a *agentInvocation, v string) error { a.model = v; return nil },
-	"base-url": func(a *agentInvocation, v string) error { a.baseURL = v; return nil },
-	"api-key-env": func(a *agentInvocation, v string) error {
-		if v == "" || strings.ContainsAny(v, "= ") {
-			return usagef("--api-key-env wants the name of an environment variable, not %q", v)
-		}
-		a.apiKeyEnv = v
-		return nil
-	},
 	"system": func(a *agentInvocation, v string) error { a.system = v; return nil },
 	"max-turns": func(a *agentInvocation, v string) error {
 		n, err := strconv.Atoi(v)
@@ -76,6 +58,9 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	own := map[string]func(string) error{}
 	for name, set := range agentFlags {
 		own[name] = func(v string) error { return set(a, v) }
+	}
+	for name, set := range providerFlagSetters {
+		own[name] = func(v string) error { return set(&a.providerFlags, v) }
 	}
 	bools := map[string]func(bool){}
 	for name, set := range agentBoolFlags {
@@ -142,7 +127,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			},
 		})
 	}
-	provider, err := newProvider(a)
+	provider, err := newProvider(&a.providerFlags)
 	if err != nil {
 		return err
 	}
@@ -218,27 +203,29 @@ func finalTurn(ctx context.Context, a *agentInvocation, p orchestrator.Provider,
 	return limit
 }
 
-func newProvider(a *agentInvocation) (orchestrator.Provider, error) {
+// newProvider makes the provider the flags name; a missing key is a usage
+// error that says where to put it.
+func newProvider(a *providerFlags) (orchestrator.Provider, error) {
 	key := ""
 	if a.apiKeyEnv != "" {
 		if key = os.Getenv(a.apiKeyEnv); key == "" {
-			return nil, usagef("agent: --api-key-env names $%s, which is not set", a.apiKeyEnv)
+			return nil, usagef("--api-key-env names $%s, which is not set", a.apiKeyEnv)
 		}
 	}
 	switch a.provider {
 	case "anthropic":
 		if key == "" && os.Getenv("ANTHROPIC_API_KEY") == "" {
-			return nil, usagef("agent: the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or name another variable with --api-key-env VAR")
+			return nil, usagef("the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or name another variable with --api-key-env VAR")
 		}
 		p, err := anthropic.New(anthropic.Options{Model: a.model, BaseURL: a.baseURL, APIKey: key})
 		if err != nil {
-			return nil, usagef("agent: %s", strings.TrimPrefix(err.Error(), "anthropic: "))
+			return nil, usagef("anthropic: %s", strings.TrimPrefix(err.Error(), "anthropic: "))
 		}
 		return p, nil
 	default:
 		p, err := openai.New(openai.Options{Model: a.model, BaseURL: a.baseURL, APIKey: key})
 		if err != nil {
-			return nil, usagef("agent: %s", strings.TrimPrefix(err.Error(), "openai: "))
+			return nil, usagef("openai: %s", strings.TrimPrefix(err.Error(), "openai: "))
 		}
 		return p, nil
 	}

@@ -36,7 +36,7 @@ func explainAgent(ctx context.Context, a *agentInvocation, running bool, err err
 	case errors.As(err, &ce):
 		return &failure{msg: clashMessage(ce), err: err}
 	}
-	if msg, ok := providerFailure(a, err); ok {
+	if msg, ok := providerFailure(&a.providerFlags, err); ok {
 		return &failure{msg: "agent: " + msg, err: err}
 	}
 	if running {
@@ -80,7 +80,7 @@ func clashMessage(ce *registry.ClashError) string {
 
 // providerFailure words an error answer of the model's API: its status,
 // its message or page title, and what to check.
-func providerFailure(a *agentInvocation, err error) (string, bool) {
+func providerFailure(a *providerFlags, err error) (string, bool) {
 	var (
 		oe *openai.APIError
 		ae *anthropic.APIError

@@ -16,7 +16,7 @@ import (
 func TestAgentAPIKeyInCLIWords(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	r := tako(t, "agent", "--provider", "anthropic", "--model", "m", "--stdio", demoCommand(t), "hi")
-	r.wantFailure(t, exitUsage, "agent: the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or name another variable with --api-key-env VAR")
+	r.wantFailure(t, exitUsage, "tako: the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or name another variable with --api-key-env VAR")
 	if strings.Contains(r.stderr, "Options") {
 		t.Errorf("the library's field is named: %q", r.stderr)
 	}

@@ -72,7 +72,8 @@ var npm404 = []string{
 
 // helperMain runs the helper server in the given mode and returns the exit
 // status. Modes: "server" serves the tools above; "resources" serves them
-// and resources too; "die-at-start" writes a
+// and resources too; "notifier" answers each resources/subscribe with a
+// log message, an update of the resource and a change of its tools; "die-at-start" writes a
 // few lines on stderr and exits with status 4 before reading anything;
 // "npm-404" writes what npx writes for a misspelled package and exits
 // with status 1; "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
@@ -98,7 +99,7 @@ func helperMain(mode string) int {
 		os.Stdout.WriteString(helperUsage)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
-	case "server", "resources":
+	case "server", "resources", "notifier":
 	case "stubborn":
 		// The server, which outlives its stdin and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
@@ -109,6 +110,7 @@ func helperMain(mode string) int {
 	}
 
 	var mu sync.Mutex
+	changed := false // "notifier" mode: the tools changed
 	send := func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -151,8 +153,11 @@ func helperMain(mode string) int {
 				v = "2025-11-25"
 			}
 			caps := `{"tools":{}}`
-			if mode == "resources" {
+			switch mode {
+			case "resources":
 				caps = `{"tools":{},"resources":{}}`
+			case "notifier":
+				caps = `{"tools":{"listChanged":true},"resources":{"subscribe":true},"logging":{}}`
 			}
 			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":`+caps+`,"serverInfo":{"name":"helper","version":"1.0.0"}}`)
 		case "ping":
@@ -162,10 +167,27 @@ func helperMain(mode string) int {
 			// resources/templates/list with -32601 (the default below),
 			// as servers that have no templates do.
 			reply(req.ID, `{"resources":[{"uri":"mem://escapes","name":"escapes","mimeType":"text/plain"}]}`)
+		case "resources/subscribe":
+			reply(req.ID, `{}`)
+			var sub struct {
+				Params struct {
+					URI string `json:"uri"`
+				} `json:"params"`
+			}
+			json.Unmarshal(in.Bytes(), &sub)
+			b, _ := json.Marshal(sub.Params.URI)
+			send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"helper","data":"hello from the helper"}}`)
+			send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + string(b) + `}}`)
+			// Then the tools change: one is added (see tools/list), the
+			// others are gone.
+			changed = true
+			send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 		case "resources/read":
 			reply(req.ID, `{"contents":[{"uri":"mem://escapes","mimeType":"text/plain","text":`+helperEscapes+`}]}`)
 		case "tools/list":
 			switch {
+			case changed && p.Cursor == nil:
+				reply(req.ID, `{"tools":[`+helperTool1+`,{"name":"added","inputSchema":{"type":"object"}}]}`)
 			case p.Cursor == nil:
 				reply(req.ID, helperPage1)
 			case *p.Cursor == "page 2":

@@ -1,12 +1,27 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/tako-mcp/tako/mcptest"
 )
 
 // The rough edges a new user met on a first afternoon (issue 22), each
@@ -271,5 +286,237 @@ func TestResultTextShownSafely(t *testing.T) {
 	r = tako(t, append([]string{"call", "env", "name=TAKO_ESCAPES"}, append(helperArgs(t, "server"), "--env", "TAKO_ESCAPES=\x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ \x07")...)...)
 	if r.code != 0 || r.stdout != "red link ^G\n" {
 		t.Errorf("call: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// watchTako runs tako watch in-process until stdout shows want, then
+// interrupts it as Ctrl-C would.
+func watchTako(t *testing.T, want string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stdout := &watchWriter{needle: want, fire: cancel}
+	var stderr bytes.Buffer
+	code := run(ctx, args, stdout, &stderr)
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	t.Logf("tako %q: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	if !strings.Contains(r.stdout, want) {
+		t.Fatalf("the watch did not show %q within 30s", want)
+	}
+	return r
+}
+
+// TestWatch: tako watch subscribes to the resources given and prints each
+// update, each list change with the names added and removed, and the log
+// messages, each with the time; Ctrl-C ends it with status 0.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	r := watchTako(t, "the tools changed", append([]string{"watch", "mem://a", "--log-level", "info"}, helperArgs(t, "notifier")...)...)
+	if r.code != 0 {
+		t.Errorf("exit %d after Ctrl-C, want 0", r.code)
+	}
+	for _, re := range []string{
+		`(?m)^\d\d:\d\d:\d\d \[info\] helper: hello from the helper$`,
+		`(?m)^\d\d:\d\d:\d\d resource updated: mem://a$`,
+		`(?m)^\d\d:\d\d:\d\d the tools changed: \+ added, - content, - hang, - die, - rpcerror$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("stdout does not match %s", re)
+		}
+	}
+	if !strings.Contains(r.stderr, "tako: watching helper 1.0.0 for updates of 1 resource(s), list changes and log messages (Ctrl-C stops)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	// --json: each notification as the protocol has it.
+	r = watchTako(t, `"method":"notifications/tools/list_changed"`, append([]string{"watch", "mem://a", "--json"}, helperArgs(t, "notifier")...)...)
+	for _, want := range []string{`{"method":"notifications/resources/updated","params":{"uri":"mem://a"}}` + "\n", `{"method":"notifications/tools/list_changed"}` + "\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--json: stdout lacks %q", want)
+		}
+	}
+	// A server without subscriptions says so.
+	r = tako(t, append([]string{"watch", "mem://a"}, helperArgs(t, "server")...)...)
+	r.wantFailure(t, exitUsage, "helper 1.0.0 does not offer resource subscriptions")
+}
+
+// TestWatchTimeout: --timeout bounds a watch, which then ends with status
+// 0, not as a command that timed out.
+func TestWatchTimeout(t *testing.T) {
+	t.Parallel()
+	r := tako(t, append([]string{"watch", "--timeout", "2s"}, helperArgs(t, "notifier")...)...)
+	if r.code != 0 || !strings.Contains(r.stderr, "tako: watching helper") {
+		t.Errorf("exit %d, stderr %q; want 0", r.code, r.stderr)
+	}
+}
+
+// TestRootsGiven: --root DIR (repeatable) answers a server's roots/list
+// with those directories, as file:// URIs; without it a server that
+// requires roots says how to give them, not -32021 alone.
+func TestRootsGiven(t *testing.T) {
+	t.Parallel()
+	demo := demoCommand(t)
+	a, b := t.TempDir(), t.TempDir()
+	r := tako(t, "call", "roots", "--root", a, "--stdio", demo, "--root", b)
+	want := fmt.Sprintf(`[{"uri":"file://%s","name":%q},{"uri":"file://%s","name":%q}]`, a, filepath.Base(a), b, filepath.Base(b))
+	if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+		t.Errorf("exit %d, stdout %q, want %s", r.code, r.stdout, want)
+	}
+	r = tako(t, "call", "roots", "--stdio", demo)
+	r.wantFailure(t, exitFailure, "error -32021", "it asks for roots: give --root DIR")
+	r = tako(t, "tools", "--root", filepath.Join(a, "nope"), "--stdio", demo)
+	r.wantFailure(t, exitUsage, "no such file or directory")
+	// The shell gives them to every server.
+	var stdout, stderr bytes.Buffer
+	err := runShell(context.Background(), []string{"--root", a, "--stdio", demo, "--stdio", demo + " -name second", "--no-history"},
+		strings.NewReader("call roots\nuse demo-server2\ncall roots\n"), &stdout, &stderr)
+	if one := fmt.Sprintf(`[{"uri":"file://%s","name":%q}]`, a, filepath.Base(a)); err != nil || strings.Count(stdout.String(), one) != 2 {
+		t.Errorf("shell: %v, stdout %q", err, stdout.String())
+	}
+}
+
+// modelAnswers is an OpenAI-compatible model that answers every request
+// with text, and records the requests' messages.
+func modelAnswers(t *testing.T, text string) (url string, asked func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(body))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		answer, _ := json.Marshal(text)
+		fmt.Fprintf(w, `{"model":"m-1","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":%s}}]}`, answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// TestCallSamplingWithProvider: with --provider, a server's sampling
+// request during a call is answered by that model, and from a script the
+// answer is sent as it came, with a line on stderr.
+func TestCallSamplingWithProvider(t *testing.T) {
+	t.Parallel()
+	url, asked := modelAnswers(t, "Paris.")
+	r := tako(t, "call", "sample", "prompt=The capital of France?", "--provider", "openai", "--base-url", url, "--model", "m", "--stdio", demoCommand(t))
+	if r.code != 0 || !strings.Contains(r.stdout, "Paris.") {
+		t.Errorf("exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "⇄ sampling: 1 message(s) → Paris.") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if got := asked(); len(got) != 1 || !strings.Contains(got[0], "The capital of France?") {
+		t.Errorf("the model was asked %q", got)
+	}
+	// Without a provider or a person, the server is told no sampling,
+	// and the message says how to give it.
+	r = tako(t, "call", "sample", "prompt=hi", "--stdio", demoCommand(t))
+	r.wantFailure(t, exitFailure, "give --provider and --model, or run the command at a terminal")
+	r = tako(t, "call", "sample", "prompt=hi", "--model", "m", "--stdio", demoCommand(t))
+	r.wantFailure(t, exitUsage, "--model, --base-url and --api-key-env go with --provider")
+	r = tako(t, "bridge", "--listen-ws", "127.0.0.1:0", "--root", ".", "--stdio", demoCommand(t))
+	r.wantFailure(t, exitUsage, "--root and --provider are for the commands that talk to a server")
+}
+
+// TestVersion: tako version and tako --version print the same line, with
+// the module's version and the Go release.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	a, b := tako(t, "version"), tako(t, "--version")
+	if a.code != 0 || a.stdout != b.stdout || !strings.HasPrefix(a.stdout, "tako ") || !strings.Contains(a.stdout, runtime.Version()) {
+		t.Errorf("version %q, --version %q", a.stdout, b.stdout)
+	}
+	for _, c := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "tako v1.2.3 ("},
+		{debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201213000-e26cac4abcde+dirty"}}, "tako v0.0.0-20261201213000-e26cac4abcde+dirty ("},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "e26cac4abcdef0123"}, {Key: "vcs.modified", Value: "true"}}},
+			"tako (devel) commit e26cac4abcde (modified) ("},
+	} {
+		if got := versionLine(&c.bi, true); !strings.HasPrefix(got, c.want) {
+			t.Errorf("versionLine(%+v) = %q, want %q...", c.bi.Main, got, c.want)
+		}
+	}
+	tako(t, "version", "extra").wantFailure(t, exitUsage, "version takes no arguments")
+}
+
+// TestFlagsBeforeTheCommand: every command takes its flags anywhere,
+// before its name too, and --help anywhere.
+func TestFlagsBeforeTheCommand(t *testing.T) {
+	t.Parallel()
+	demo := demoCommand(t)
+	r := tako(t, "--timeout", "30s", "--stdio", demo, "call", "echo", "message=early")
+	if r.code != 0 || !strings.Contains(r.stdout, "early") {
+		t.Errorf("call: exit %d, stdout %q", r.code, r.stdout)
+	}
+	url, _ := modelAnswers(t, "done")
+	r = tako(t, "--timeout", "30s", "--provider", "openai", "agent", "--model", "m", "--base-url", url, "--stdio", demo, "hi")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Errorf("agent: exit %d, stdout %q", r.code, r.stdout)
+	}
+	for _, args := range [][]string{
+		{"-v", "agent", "--help"}, {"--timeout", "5s", "shell", "--help"}, {"login", "https://x.example/mcp", "--help"},
+		{"help", "--help"}, {"completion", "--help"}, {"version", "--help"}, {"watch", "--stdio", demo, "--help"},
+		{"--help", "tools"}, {"tools", "--stdio", demo, "-h"},
+	} {
+		r := tako(t, args...)
+		if r.code != 0 || !(strings.HasPrefix(r.stdout, "Usage:") || strings.HasPrefix(r.stdout, "tako: a command-line client")) {
+			t.Errorf("%q: exit %d, stdout %.60q", args, r.code, r.stdout)
+		}
+	}
+}
+
+// TestCompletionScripts: each script parses in its shell, and bash's and
+// fish's complete commands, flags anywhere, and flag values.
+func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, sh := range completionShells {
+		r := tako(t, "completion", sh)
+		if r.code != 0 || r.stdout == "" {
+			t.Fatalf("completion %s: exit %d", sh, r.code)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sh), []byte(r.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shellRun := func(sh string, args ...string) string {
+		t.Helper()
+		bin, err := exec.LookPath(sh)
+		if err != nil {
+			mcptest.SkipOrFail(t, sh+" is not installed")
+		}
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %q: %v\n%s", sh, args, err, out)
+		}
+		return string(out)
+	}
+	shellRun("bash", "-n", filepath.Join(dir, "bash"))
+	got := shellRun("bash", "-c", `source "$1"
+comp() { COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); COMPREPLY=(); _tako; echo "${COMPREPLY[*]}"; }
+comp tako to; comp tako --stdio "x y" wa; comp tako tools --for; comp tako tools --format ""; comp tako agent --pre; comp tako completion ""`, "bash", filepath.Join(dir, "bash"))
+	if want := "tools\nwatch\n--format\ntable json pretty\n--prefix\nbash zsh fish\n"; got != want {
+		t.Errorf("bash completes\n%s\nwant\n%s", got, want)
+	}
+	shellRun("zsh", "-n", filepath.Join(dir, "zsh"))
+	got = shellRun("zsh", "-c", `compdef() { print compdef $*; }; compadd() { print -r -- "$*"; }; _describe() { print -r -- "${(P)2}"; }
+source "$1"; words=(tako tools --format ""); CURRENT=4; _tako; words=(tako --stdio x agent --pre); CURRENT=5; _tako`, "zsh", filepath.Join(dir, "zsh"))
+	if !strings.HasPrefix(got, "compdef _tako tako\n-- table json pretty\n") || !strings.Contains(got, "--prefix") {
+		t.Errorf("zsh completes\n%s", got)
+	}
+	shellRun("fish", "--no-execute", filepath.Join(dir, "fish"))
+	got = shellRun("fish", "-c", `source $argv[1]; complete -C "tako to"; complete -C "tako tools --format "; complete -C "tako agent --pre"`, filepath.Join(dir, "fish"))
+	for _, want := range []string{"tools\tlist the server's tools, or describe one\n", "json\n", "--prefix\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fish completes\n%s\nwithout %q", got, want)
+		}
 	}
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,21 +48,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The server's stderr and the engine's log lines reach stderr from
 	// other goroutines (with --verbose), so writes to it are serialised.
 	stderr = &lockedWriter{w: stderr}
-	if len(args) > 0 && args[0] == "agent" {
-		// agent has flags of its own and repeatable server flags (agent.go).
-		return report(stderr, runAgent(ctx, args[1:], stdout, stderr))
+	// The commands with parsers of their own get every argument but their
+	// name, wherever the name stands: flags may come before it too.
+	name, at := commandName(args)
+	rest := args
+	if at >= 0 {
+		rest = append(args[:at:at], args[at+1:]...)
 	}
-	if len(args) > 0 && args[0] == "shell" { // shellrun.go
-		return report(stderr, runShell(ctx, args[1:], os.Stdin, stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "login" { // login.go
-		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "logout" {
-		return report(stderr, runLogout(ctx, args[1:], stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "help" {
-		return report(stderr, writeHelp(stdout, args[1:]))
+	switch {
+	case name == "agent": // agent.go: flags of its own, repeatable servers
+		return report(stderr, runAgent(ctx, rest, stdout, stderr))
+	case name == "shell": // shellrun.go
+		return report(stderr, runShell(ctx, rest, os.Stdin, stdout, stderr))
+	case name == "login": // login.go
+		return report(stderr, runLogin(ctx, rest, stdout, stderr))
+	case name == "logout":
+		return report(stderr, runLogout(ctx, rest, stdout, stderr))
+	case name == "help":
+		return report(stderr, writeHelp(stdout, rest))
+	case name == "version", name == "" && slices.Contains(args, "--version"):
+		return report(stderr, runVersion(rest, stdout))
+	case name == "completion":
+		return report(stderr, runCompletion(rest, stdout))
 	}
 	inv, err := parseArgs(args)
 	if err == nil && inv.opts.help {
@@ -74,9 +84,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return report(stderr, err)
 }
 
+// commandName finds the command in args: the first argument that is
+// neither a flag nor a flag's value, and its index (-1 when there is
+// none). A flag takes a value when any command's parser says so.
+func commandName(args []string) (name string, at int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1], i + 1
+			}
+			return "", -1
+		case len(a) < 2 || a[0] != '-':
+			return a, i
+		}
+		flag, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasValue && flagTakesValue(flag) {
+			i++
+		}
+	}
+	return "", -1
+}
+
+// flagTakesValue reports whether some command's flag of that name takes a
+// value.
+func flagTakesValue(name string) bool {
+	if def := lookupFlag(name); def != nil {
+		return def.arg != ""
+	}
+	for _, flags := range commandFlags {
+		if v, ok := flags[name]; ok {
+			return v
+		}
+	}
+	return false
+}
+
 // writeHelp is `tako help [CMD|all]`.
 func writeHelp(stdout io.Writer, args []string) error {
 	text := shortHelp
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "--help" || a == "-help" })
 	switch {
 	case len(args) > 1:
 		return usagef("help takes one command name: tako help CMD")
@@ -101,6 +149,8 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		return usagef("no command given (see tako help)")
 	case c == nil || c.op == nil:
 		return usagef("unknown command %q (see tako help)", inv.command)
+	case (inv.command == "bridge" || inv.command == "servers") && (len(inv.opts.roots) > 0 || inv.opts.llm.given()):
+		return usagef("--root and --provider are for the commands that talk to a server, not %s", inv.command)
 	case inv.command == "bridge":
 		return runBridge(ctx, inv, stdout, stderr)
 	case inv.command == "servers":
@@ -115,12 +165,15 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	if inv.opts.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	var person *elicitPrompter
 	if inv.command == "call" && readline.IsTerminal(int(os.Stdin.Fd())) {
-		// A person is there: the server may ask them (elicit.go). A
-		// call from a script declares no elicitation, so the server
-		// does not ask.
-		p := &elicitPrompter{out: stderr, readLine: (&stdinLines{r: os.Stdin, out: stderr}).readLine}
-		inv.opts.session = &transport.Options{Handlers: p.handlers()}
+		// A person is there: the server may ask them (elicit.go,
+		// sampling.go). A call from a script declares no elicitation,
+		// and sampling only with --provider, so the server does not ask.
+		person = &elicitPrompter{out: stderr, readLine: (&stdinLines{r: os.Stdin, out: stderr}).readLine}
+	}
+	if inv.opts.session, err = sessionOptions(&inv.opts, person, stderr); err != nil {
+		return err
 	}
 	dial, err := chooseServer(&inv.opts, logger)
 	if err != nil {
@@ -129,6 +182,14 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 
 	opCtx, cancel := withTimeout(ctx, inv.opts.timeout)
 	defer func() { cancel() }()
+	// A watch runs until Ctrl-C, unless --timeout says how long: the
+	// default bounds only the connecting.
+	runCtx := func() context.Context {
+		if inv.command == "watch" && !inv.opts.timeoutSet {
+			return ctx
+		}
+		return opCtx
+	}
 
 	s, err := dial(opCtx)
 	if again := awaitLogin(ctx, opCtx, err, stderr); again {
@@ -144,14 +205,17 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		logger.Debug("connected", "server", info.Implementation.Name, "version", info.Implementation.Version,
 			"protocol", info.ProtocolVersion)
 	}
-	unsubscribe := showLogs(inv, s, stderr)
-	err = op(opCtx, s, stdout, stderr)
+	unsubscribe := func() {}
+	if inv.command != "watch" { // watch prints them on stdout itself
+		unsubscribe = showLogs(inv, s, stderr)
+	}
+	err = op(runCtx(), s, stdout, stderr)
 	if awaitLogin(ctx, opCtx, err, stderr) {
 		// Refused at the door (403 insufficient_scope) and logged in
 		// with more scope meanwhile: the request is sent again.
 		cancel()
 		opCtx, cancel = withTimeout(ctx, inv.opts.timeout)
-		err = op(opCtx, s, stdout, stderr)
+		err = op(runCtx(), s, stdout, stderr)
 	}
 	unsubscribe()
 	// Close is bounded by the transport itself; its error matters only
@@ -171,6 +235,34 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		return err // a bad argument found against what the server said (call's k=v)
 	}
 	return explain(ctx, opCtx, inv.opts.timeout, c.stage(inv), err)
+}
+
+// sessionOptions is what the session declares and answers: the --root
+// directories (roots/list), a person's forms (elicitation) when person is
+// set, and sampling, answered by the --provider's model or the person.
+func sessionOptions(o *options, person *elicitPrompter, stderr io.Writer) (*transport.Options, error) {
+	if err := o.llm.check(); err != nil {
+		return nil, err
+	}
+	sess := &transport.Options{}
+	if len(o.roots) > 0 {
+		sess.Roots = o.roots
+	}
+	if person != nil {
+		sess.Handlers = person.handlers()
+	}
+	if person != nil || o.llm.given() {
+		smp := &sampler{person: person, log: stderr}
+		if o.llm.given() {
+			p, err := newProvider(&o.llm)
+			if err != nil {
+				return nil, err
+			}
+			smp.provider = p
+		}
+		sess.Handlers.Sampling = smp.sample
+	}
+	return sess, nil
 }
 
 // withTimeout is ctx bounded by --timeout (0: not bounded).
@@ -284,10 +376,40 @@ func rpcFailure(e *mcp.Error) string {
 	if msg != "" {
 		why += ": " + msg
 	}
+	if e.Code == mcp.CodeMissingRequiredClientCapability {
+		if hint := capabilityHint(e.Data); hint != "" {
+			return why + ": " + hint
+		}
+	}
 	if d := compactJSON(e.Data); len(e.Data) > 0 && d != "null" && len(d) <= 200 && !strings.Contains(msg, strings.Trim(d, `"`)) {
 		why += " (data: " + d + ")"
 	}
 	return why
+}
+
+// capabilityHint says how to give a server the client capability it
+// says it requires (-32021's data.requiredCapabilities).
+func capabilityHint(data json.RawMessage) string {
+	var d struct {
+		Required map[string]json.RawMessage `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(data, &d) != nil || len(d.Required) == 0 {
+		return ""
+	}
+	var hints []string
+	for _, c := range slices.Sorted(maps.Keys(d.Required)) {
+		switch c {
+		case "roots":
+			hints = append(hints, "it asks for roots: give --root DIR (repeatable)")
+		case "sampling":
+			hints = append(hints, "it asks for a model's answers (sampling): give --provider and --model, or run the command at a terminal to answer them yourself")
+		case "elicitation":
+			hints = append(hints, "it asks the user questions (elicitation): run the command at a terminal")
+		default:
+			hints = append(hints, "it needs the client capability "+cleanLine(c)+", which tako does not declare")
+		}
+	}
+	return strings.Join(hints, "; ")
 }
 
 // rpcCodeNames are the JSON-RPC and MCP error codes a person may not know.

@@ -177,6 +177,9 @@ func (sh *shell) exec(ctx context.Context, line string) error {
 	case c == nil:
 		sh.fail(usagef("unknown command %q (help lists them)", inv.command))
 		return nil
+	case inv.command == "watch":
+		sh.fail(usagef("the shell prints the servers' notifications as they come; tako watch is for outside it"))
+		return nil
 	case !c.server || inv.command == "servers" || inv.command == "bridge":
 		sh.fail(usagef("%s is not a shell command; run tako %s outside the shell", inv.command, inv.command))
 		return nil
