@@ -457,19 +457,7 @@ func report(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	code := exitFailure
-	var (
-		ue *usageError
-		te *toolError
-	)
-	switch {
-	case errors.As(err, &ue):
-		code = exitUsage
-	case errors.As(err, &te):
-		code = exitToolError
-	case isAuthNeeded(err):
-		code = exitAuth
-	}
+	code := exitCode(err)
 	msg := cleanLine(err.Error())
 	if !errors.As(err, new(wholeMessage)) {
 		msg = truncate(msg, maxMessage)
@@ -477,6 +465,37 @@ func report(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "tako: %s\n", msg)
 	return code
 }
+
+// exitCode is the exit status err calls for (doc.go).
+func exitCode(err error) int {
+	var (
+		ue *usageError
+		te *toolError
+		se *statusError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &se):
+		return se.code
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &te):
+		return exitToolError
+	case isAuthNeeded(err):
+		return exitAuth
+	}
+	return exitFailure
+}
+
+// statusError is a failure with an exit status of its own choosing (the
+// shell's, that of the first line that failed).
+type statusError struct {
+	msg  string
+	code int
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 // wholeMessage marks an error whose line is printed whole, however long:
 // under -v, where a person asked for everything, and under --json, where

@@ -194,10 +194,28 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	rlRef.Store(rl)
 	sh := newShell(servers, shellOut, inv.timeout)
 	defer sh.close()
+	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+		// Keys typed between two line reads wait for the next (shellterm_unix.go).
+		if restore, err := typeAhead(int(f.Fd())); err == nil {
+			defer restore()
+		}
+	}
 	defer rl.Close()
 	fmt.Fprintf(shellOut, "Connected to %s. Type help for the commands, quit or Ctrl-D to leave.\n", joinNames(sh.serverNames()))
 	rl.Config.AutoComplete = shellCompleter{sh: sh, ctx: ctx}
 
+	sh.verbose = inv.verbose
+	// Lines piped in are a script: one that failed makes the shell fail.
+	piped := true
+	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+		piped = false
+	}
+	end := func() error {
+		if piped {
+			return keepWhole(sh.result(), inv.verbose)
+		}
+		return nil
+	}
 	for {
 		rl.SetPrompt(sh.prompt())
 		line, err := rl.Readline()
@@ -205,18 +223,18 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		case errors.Is(err, readline.ErrInterrupt):
 			continue
 		case errors.Is(err, io.EOF):
-			return nil
+			return end()
 		case err != nil:
 			return fmt.Errorf("shell: reading the terminal: %w", err)
 		}
 		if ctx.Err() != nil {
-			return nil
+			return end()
 		}
 		running.Store(true)
 		err = runLine(ctx, sh, line)
 		running.Store(false)
 		if errors.Is(err, errQuit) {
-			return nil
+			return end()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +41,9 @@ func watchCommand(inv *invocation) (operation, error) {
 		unsubscribe := t.Subscribe(func(n mcp.Notification) { w.notify(ctx, n) })
 		defer func() {
 			unsubscribe()
+			w.mu.Lock()
+			w.closing = true // a notification still being delivered starts nothing
+			w.mu.Unlock()
 			w.wg.Wait()
 		}()
 		// The lists as they are now, to tell what a change added.
@@ -87,8 +89,9 @@ type watcher struct {
 	level mcp.LoggingLevel
 	wg    sync.WaitGroup
 
-	mu    sync.Mutex
-	lists map[string][]string // the names of each list, as last listed
+	mu      sync.Mutex
+	lists   map[string][]string // the names of each list, as last listed
+	closing bool                // the watch ends: no more listings (wg)
 }
 
 // line prints one notification, after the time.
@@ -118,6 +121,11 @@ func (w *watcher) notify(ctx context.Context, n mcp.Notification) {
 		w.line("%s", logText(&p))
 	case mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged:
 		what := strings.TrimSuffix(strings.TrimPrefix(n.Method, "notifications/"), "/list_changed")
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closing {
+			return
+		}
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
@@ -206,20 +214,9 @@ func (w *watcher) relist(ctx context.Context, what string, report bool) {
 		w.line("the %s changed: now %d", what, len(names))
 		return
 	}
-	var added, removed []string
-	for _, n := range names {
-		if !slices.Contains(before, n) {
-			added = append(added, "+ "+cleanLine(n))
-		}
-	}
-	for _, n := range before {
-		if !slices.Contains(names, n) {
-			removed = append(removed, "- "+cleanLine(n))
-		}
-	}
-	if len(added)+len(removed) == 0 {
-		w.line("the %s changed (the same %d names)", what, len(names))
+	if diff := nameDiff(before, names); diff != "" {
+		w.line("the %s changed: %s", what, diff)
 		return
 	}
-	w.line("the %s changed: %s", what, strings.Join(append(added, removed...), ", "))
+	w.line("the %s changed (the same %d names)", what, len(names))
 }
