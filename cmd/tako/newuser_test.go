@@ -520,3 +520,29 @@ source "$1"; words=(tako tools --format ""); CURRENT=4; _tako; words=(tako --std
 		}
 	}
 }
+
+// TestAuthFailureSaidOnce: a server that wants OAuth, whose metadata is a
+// web page, is one clause on what the authorization found, not the
+// handshake's layers around it.
+func TestAuthFailureSaidOnce(t *testing.T) {
+	t.Setenv(authDirEnv, t.TempDir())
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/mcp" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, errorPage)
+	}))
+	defer srv.Close()
+	r := tako(t, "tools", "--http", srv.URL+"/mcp")
+	r.wantFailure(t, exitFailure, "connect: the server answered HTTP 401 Unauthorized and tako could not authorize: "+srv.URL+"/.well-known/oauth-protected-resource is not a JSON metadata document")
+	for _, s := range []string{"handshake", "write:", "mcp http", "auth:"} {
+		if strings.Contains(r.stderr, s) {
+			t.Errorf("the layers show (%q): %q", s, r.stderr)
+		}
+	}
+}

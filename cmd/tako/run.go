@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -338,6 +339,13 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		// check (its Host or Origin allow-list, a proxy's ACL): no login
 		// would change it.
 		why = httpFailure(&authErr.StatusError)
+	case errors.As(err, &authErr):
+		// An OAuth challenge tako could not answer: what went wrong with
+		// the authorization, said once.
+		why = fmt.Sprintf("the server answered HTTP %d %s", authErr.Code, http.StatusText(authErr.Code))
+		if authErr.Cause != nil {
+			why += " and tako could not authorize: " + strings.TrimPrefix(unwrapAuth(authErr.Cause).Error(), "auth: ")
+		}
 	case errors.As(err, &statusErr):
 		why = httpFailure(statusErr)
 	case errors.As(err, &wsErr):
