@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,6 +369,13 @@ func TestShellAtThePromptPTY(t *testing.T) {
 	typeText("tools\r")
 	screen.expect(t, "echo(message)")
 	screen.expect(t, "everything> ")
+	// A sampling request during a call is asked through the line editor.
+	typeText("call trigger-sampling-request prompt=hi\r")
+	screen.expect(t, "[user] Resource trigger-sampling-request context: hi")
+	screen.expect(t, "Type the answer (!decline refuses): ")
+	typeText("Hello.\r")
+	screen.expect(t, `"text": "Hello."`)
+	screen.expect(t, "everything> ")
 	screen.mu.Lock()
 	shown := screen.buf.String()
 	screen.mu.Unlock()
@@ -396,7 +405,14 @@ func TestCallSamplingTypedPTY(t *testing.T) {
 	screen.expect(t, "Type the answer (!decline refuses): ")
 	typeText("!decline\r")
 	screen.expect(t, "the user declined the sampling request")
-	<-exited // the call fails: the server reports the refusal
+	select {
+	case <-exited: // the call fails: the server reports the refusal
+		if *waitErr == nil {
+			t.Error("tako call exited 0 after the sampling request was declined")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tako call did not exit within 30s")
+	}
 }
 
 // TestToolsTableFitsTheTerminalPTY: tako tools cuts its descriptions at
@@ -425,4 +441,23 @@ func TestToolsTableFitsTheTerminalPTY(t *testing.T) {
 			t.Errorf("%d columns: no description was cut:\n%s", cols, shown)
 		}
 	}
+}
+
+// TestCallSamplingWithProviderPTY: with --provider, the model drafts the
+// answer, the terminal shows it, and Enter sends it.
+func TestCallSamplingWithProviderPTY(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"m-1","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Paris."}}]}`)
+	}))
+	defer model.Close()
+	screen, typeText, exited, waitErr := callOnPTY(t, "trigger-sampling-request", "prompt=the capital of France?",
+		"--provider", "openai", "--base-url", model.URL+"/v1", "--model", "m")
+	screen.expect(t, "The model (m-1) answers: Paris.")
+	screen.expect(t, "Enter sends it; !edit types another; !decline refuses: ")
+	typeText("\r")
+	screen.expect(t, `"model": "m-1"`)
+	screen.expect(t, `"text": "Paris."`)
+	waitExited(t, "tako call", exited, waitErr)
 }

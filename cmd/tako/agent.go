@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/orchestrator"
 	"github.com/tako-mcp/tako/orchestrator/anthropic"
 	"github.com/tako-mcp/tako/orchestrator/openai"
@@ -23,6 +24,7 @@ import (
 type agentInvocation struct {
 	serverSet
 	providerFlags
+	roots    []mcp.Root // --root DIR, given to every server
 	system   string
 	maxTurns int
 	prefix   bool
@@ -61,6 +63,11 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	}
 	for name, set := range providerFlagSetters {
 		own[name] = func(v string) error { return set(&a.providerFlags, v) }
+	}
+	own["root"] = func(v string) error {
+		r, err := parseRoot(v)
+		a.roots = append(a.roots, r)
+		return err
 	}
 	bools := map[string]func(bool){}
 	for name, set := range agentBoolFlags {
@@ -111,6 +118,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// The agent's session options carry its sampling handler; the
 		// dialer reads them when it connects.
 		o.session = &transport.Options{}
+		if len(a.roots) > 0 {
+			o.session.Roots = a.roots
+		}
 		dial, err := chooseServer(o, logger)
 		if err != nil {
 			return err

@@ -116,3 +116,37 @@ func TestAgentTurnLimitEndsWithPartialAnswer(t *testing.T) {
 		t.Errorf("the model was asked %d times, with tool_choice %q", len(choices), choices)
 	}
 }
+
+// TestAgentRoots: --root reaches the agent's servers too.
+func TestAgentRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var results []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role != "tool" {
+			io.WriteString(w, `{"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"roots","arguments":"{}"}}]}}]}`)
+			return
+		}
+		mu.Lock()
+		results = append(results, fmt.Sprint(last.Content))
+		mu.Unlock()
+		io.WriteString(w, `{"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`)
+	}))
+	defer srv.Close()
+	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--root", dir, "--stdio", demoCommand(t), "list the roots")
+	mu.Lock()
+	defer mu.Unlock()
+	if r.code != 0 || len(results) != 1 || !strings.Contains(results[0], "file://"+dir) {
+		t.Errorf("exit %d, the tool said %q", r.code, results)
+	}
+}

@@ -170,7 +170,7 @@ are shown on stderr. Flags: --base-url URL, --api-key-env VAR (the variable
 that holds the API key, instead of OPENAI_API_KEY or ANTHROPIC_API_KEY),
 --system TEXT, --max-turns N (at the limit the model answers once more
 without tools, and tako exits with status 3), --prefix (name tools
-SERVER__TOOL, for servers whose tools share names).
+SERVER__TOOL, for servers whose tools share names), --root DIR.
 
   tako agent --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
     --stdio "go run ./examples/demo-server" "add 2 and 3"

@@ -18,7 +18,7 @@ import (
 // commandFlags are the flags of the commands that parse their own, as
 // name and whether it takes a value.
 var commandFlags = map[string]map[string]bool{
-	"agent":  {"provider": true, "model": true, "base-url": true, "api-key-env": true, "system": true, "max-turns": true, "prefix": false},
+	"agent":  {"provider": true, "model": true, "base-url": true, "api-key-env": true, "system": true, "max-turns": true, "prefix": false, "root": true},
 	"shell":  {"no-history": false, "root": true, "provider": true, "model": true, "base-url": true, "api-key-env": true},
 	"login":  {"scope": true, "dpop": false, "no-browser": false, "timeout": true, "client-credentials": false, "client-id": true, "client-secret-env": true},
 	"logout": {},
