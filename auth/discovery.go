@@ -137,7 +137,7 @@ func (f *fetcher) getJSON(ctx context.Context, u string, hdr http.Header, v any)
 		return false, fmt.Errorf("auth: fetch %s: %w", redactURL(u), err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return false, fmt.Errorf("%w: %s is not a JSON metadata document: %v", ErrNoMetadata, redactURL(u), err)
+		return false, &sentinelError{msg: fmt.Sprintf("auth: %s is not a JSON metadata document (%v)", redactURL(u), err), is: ErrNoMetadata}
 	}
 	return true, nil
 }
@@ -416,3 +416,13 @@ func CanonicalResource(server string) (string, error) {
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 	return u.String(), nil
 }
+
+// sentinelError is an error with words of its own that is one of the
+// package's sentinels for errors.Is, without repeating the sentinel's.
+type sentinelError struct {
+	msg string
+	is  error
+}
+
+func (e *sentinelError) Error() string { return e.msg }
+func (e *sentinelError) Unwrap() error { return e.is }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,12 @@ func TestCLIEverything(t *testing.T) {
 		{"info", []string{"info"}, 0, []string{"server:       mcp-servers/everything", "protocol:     2025-11-25", "prompts", "instructions:"}, nil},
 		{"info pretty", []string{"info", "--format", "pretty"}, 0, []string{"\n  \"protocolVersion\": \"2025-11-25\""}, nil},
 		{"log level", []string{"call", "toggle-simulated-logging", "--log-level", "debug"}, 0, []string{"simulated"}, []string{"server ["}},
+		// Issue 22: the call's arguments under one rule, one tool described.
+		{"tools NAME", []string{"tools", "get-sum"}, 0, []string{"get-sum(a, b)", "\nArguments:\n  a  (number; required)", "\nInput schema:\n"}, nil},
+		{"call bare word", []string{"call", "echo", "hi"}, 2, nil, []string{`not "hi": did you mean message=hi?`}},
+		{"call unknown tool", []string{"call", "ech"}, 2, nil, []string{`the server has no tool "ech"; did you mean echo?`}},
+		{"call missing arguments", []string{"call", "get-sum"}, 2, nil, []string{`tool "get-sum" needs the arguments a=... b=...`}},
+		{"call missing arguments, JSON", []string{"call", "get-sum", `{"a":1}`}, 2, nil, []string{`tool "get-sum" needs the argument b=...`}},
 	}
 	for kind, server := range servers {
 		t.Run(kind, func(t *testing.T) {
@@ -161,10 +168,30 @@ func TestCLIHelp(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stdout, "\n") > 24 || !strings.Contains(r.stdout, "tako help CMD") {
 		t.Errorf("help: exit %d, %d lines", r.code, strings.Count(r.stdout, "\n"))
 	}
-	for _, cmd := range []string{"resources", "templates", "read", "prompts", "prompt", "complete", "ping", "info", "servers", "call"} {
+	for _, cmd := range []string{"tools", "resources", "templates", "read", "prompts", "prompt", "complete", "ping", "info", "servers", "call", "watch", "version", "completion"} {
 		r := runCLI(t, ctx, cmd, "--help")
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage:\n  tako "+cmd) {
 			t.Errorf("%s --help: exit %d, stdout %.40q", cmd, r.code, r.stdout)
+		}
+	}
+}
+
+// TestCLIHostCheck403: the TypeScript SDK's Host check answers 403 with a
+// JSON-RPC error and no OAuth challenge. tako says what the server said and
+// what to check, and does not call it an authorization problem (issue 22:
+// "auth: the server refuses the request").
+func TestCLIHostCheck403(t *testing.T) {
+	node, _ := everything(t)
+	url := startServer(t, false, regexp.MustCompile(`listening on port (\d+)`), func(p string) string { return "http://127.0.0.1:" + p + "/mcp" },
+		nil, node, "./testdata/hostcheck.cjs")
+	r := runCLI(t, context.Background(), "tools", "--http", url)
+	if r.code != 3 || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "tako: connect: the server answered HTTP 403 Forbidden (Invalid Host: 127.0.0.1): the server's Host check refuses the name in the URL") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, s := range []string{"auth", "login"} {
+		if strings.Contains(r.stderr, s) {
+			t.Errorf("reported as an authorization problem (%q): %q", s, r.stderr)
 		}
 	}
 }

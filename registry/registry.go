@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -173,7 +174,8 @@ var errClosed = fmt.Errorf("registry: %w", transport.ErrClosed)
 // returns an error wrapping transport.ErrClosed, the one sentinel for a
 // closed thing everywhere in tako.
 var (
-	// ErrClash: the name is already taken by another tool.
+	// ErrClash: the name is already taken by another tool. AddServer's
+	// error is a *ClashError that wraps it.
 	ErrClash = errors.New("registry: tool name clash")
 	// ErrDuplicateServer: a server of that name is already registered.
 	ErrDuplicateServer = errors.New("registry: duplicate server name")
@@ -196,6 +198,9 @@ type entry struct {
 	local  *Tool
 	srv    *server
 	schema *jsonschema.Schema // nil: no validation (none given or it did not compile)
+	// defaults are the required arguments whose schema gives a default,
+	// filled in when a call leaves them out (see fillDefaults).
+	defaults map[string]json.RawMessage
 }
 
 // New returns an empty Registry.
@@ -238,11 +243,20 @@ func (r *Registry) AddTool(t Tool) error {
 	}
 	tc := t
 	r.entries[t.Name] = &entry{
-		def:    Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Original: t.Name},
-		local:  &tc,
-		schema: schema,
+		def:      Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Original: t.Name},
+		local:    &tc,
+		schema:   schema,
+		defaults: requiredDefaults(t.InputSchema),
 	}
 	return nil
+}
+
+// ownerName is who has the entry, for a ClashError.
+func (e *entry) ownerName() string {
+	if e.srv == nil {
+		return "local tools"
+	}
+	return fmt.Sprintf("server %q", e.srv.name)
 }
 
 func (e *entry) owner() string {
@@ -439,16 +453,19 @@ func (r *Registry) install(s *server, tools []mcp.Tool, first bool) error {
 	if r.servers[s.name] != s {
 		return nil // removed meanwhile
 	}
-	var clashes []error
+	clash := &ClashError{Server: s.name}
 	seen := map[string]bool{}
 	next := make(map[string]*entry, len(cands))
 	for _, c := range cands {
 		if e, ok := r.entries[c.name]; ok && e.srv != s {
-			clashes = append(clashes, fmt.Errorf("%w: tool %q of server %q: the name is already %s (configure a naming policy such as registry.Prefix)", ErrClash, c.tool.Name, s.name, e.owner()))
+			clash.Names = append(clash.Names, c.name)
+			if o := e.ownerName(); !slices.Contains(clash.Owners, o) {
+				clash.Owners = append(clash.Owners, o)
+			}
 			continue
 		}
 		if seen[c.name] {
-			clashes = append(clashes, fmt.Errorf("%w: server %q lists the tool %q twice", ErrClash, s.name, c.name))
+			clash.Twice = append(clash.Twice, c.name)
 			continue
 		}
 		seen[c.name] = true
@@ -467,16 +484,17 @@ func (r *Registry) install(s *server, tools []mcp.Tool, first bool) error {
 			desc = c.tool.Title
 		}
 		next[c.name] = &entry{
-			def:    Definition{Name: c.name, Description: desc, InputSchema: in, Server: s.name, Original: c.tool.Name},
-			srv:    s,
-			schema: schema,
+			def:      Definition{Name: c.name, Description: desc, InputSchema: in, Server: s.name, Original: c.tool.Name},
+			srv:      s,
+			schema:   schema,
+			defaults: requiredDefaults(in),
 		}
 	}
-	if len(clashes) > 0 && first {
-		return errors.Join(clashes...)
-	}
-	for _, err := range clashes {
-		r.logger().Warn("tool left out", "err", err)
+	if len(clash.Names)+len(clash.Twice) > 0 {
+		if first {
+			return clash
+		}
+		r.logger().Warn("tools left out", "err", clash)
 	}
 	for k, e := range r.entries {
 		if e.srv == s {
@@ -520,6 +538,7 @@ func (r *Registry) dispatch(ctx context.Context, call Call) Result {
 	if len(strings.TrimSpace(string(args))) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	args = fillDefaults(args, e.defaults)
 	if err := validate(e.schema, args); err != nil {
 		return errorResult(fmt.Sprintf("invalid arguments for tool %q: %v", call.Name, err))
 	}
@@ -560,4 +579,52 @@ func runLocal(ctx context.Context, t *Tool, args json.RawMessage) (res Result) {
 
 func errorResult(msg string) Result {
 	return Result{Content: []mcp.Content{mcp.TextContent(msg)}, IsError: true}
+}
+
+// ClashError is a server whose tool names are taken already, by another
+// server's tools or local tools, or that lists a name twice. It wraps
+// ErrClash. A naming policy (Options.Naming, such as Prefix) gives each
+// server's tools names of their own.
+type ClashError struct {
+	// Server is the server being added.
+	Server string
+	// Names are its tools' names that are taken, as the model would see
+	// them; Owners who has them (`server "a"`, "local tools"), each once.
+	Names, Owners []string
+	// Twice are the names the server lists more than once.
+	Twice []string
+}
+
+// Error names a few of the clashing tools, not all: a server whose every
+// tool clashes (the same server added twice) may have dozens.
+func (e *ClashError) Error() string {
+	var parts []string
+	switch len(e.Names) {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("the tool name %s is taken by %s", fewNames(e.Names), strings.Join(e.Owners, " and ")))
+	default:
+		parts = append(parts, fmt.Sprintf("%d tool names are taken by %s (%s)", len(e.Names), strings.Join(e.Owners, " and "), fewNames(e.Names)))
+	}
+	if len(e.Twice) > 0 {
+		parts = append(parts, fmt.Sprintf("it lists %s twice", fewNames(e.Twice)))
+	}
+	return fmt.Sprintf("%v: server %q: %s (configure a naming policy such as registry.Prefix)", ErrClash, e.Server, strings.Join(parts, "; "))
+}
+
+// Unwrap returns ErrClash.
+func (e *ClashError) Unwrap() error { return ErrClash }
+
+// fewNames quotes up to four names, then says how many more.
+func fewNames(names []string) string {
+	const shown = 4
+	q := make([]string, 0, shown)
+	for _, n := range names[:min(len(names), shown)] {
+		q = append(q, strconv.Quote(n))
+	}
+	list := strings.Join(q, ", ")
+	if more := len(names) - len(q); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return list
 }

@@ -456,3 +456,89 @@ func TestSchemaDialects(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredDefaultFilledBeforeValidation: a required argument whose
+// schema has a default (Playwright MCP's browser_take_screenshot lists
+// scale so) is filled in, so that a model's {} that the server would
+// accept is not refused, for a server tool and a local tool alike.
+func TestRequiredDefaultFilledBeforeValidation(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"scale":{"type":"string","enum":["css","device"],"default":"css"},"type":{"type":"string"}},"required":["scale"]}`)
+	srv := mcptest.New(mcptest.Options{ServerInfo: mcp.Implementation{Name: "shots", Version: "1"}})
+	srv.AddTool(mcp.Tool{Name: "screenshot", InputSchema: schema}, func(ctx context.Context, req *mcptest.CallRequest) (*mcp.CallToolResult, error) {
+		var args json.RawMessage
+		req.BindArguments(&args)
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(args))}}, nil
+	})
+	r := registry.New(registry.Options{})
+	defer r.Close()
+	s, _ := connect(t, srv, nil)
+	if err := r.AddServer(testContext(t), "shots", s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddTool(registry.Tool{Name: "local", InputSchema: schema, Handler: func(_ context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(args))}}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"screenshot", "local"} {
+		for args, want := range map[string]string{
+			`{}`:                              `{"scale":"css"}`,
+			``:                                `{"scale":"css"}`,
+			`{"type":"png"}`:                  `{"scale":"css","type":"png"}`,
+			`{"scale":"device"}`:              `{"scale":"device"}`,
+			`{"type":"png","scale":"device"}`: `{"type":"png","scale":"device"}`, // complete: sent as it came
+		} {
+			res := dispatch(t, r, tool, args)
+			if res.IsError || res.Text() != want {
+				t.Errorf("%s %s: %+v, want the arguments %s", tool, args, res, want)
+			}
+		}
+		if res := dispatch(t, r, tool, `{"scale":"huge"}`); !res.IsError {
+			t.Errorf("%s: a value the schema forbids went through: %+v", tool, res)
+		}
+	}
+}
+
+// TestMissingArgumentsNamedAtOnce: every required argument left out is
+// named in the one error result, not the first alone.
+func TestMissingArgumentsNamedAtOnce(t *testing.T) {
+	r := registry.New(registry.Options{})
+	defer r.Close()
+	if err := r.AddTool(registry.Tool{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
+		Handler: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return nil, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	res := dispatch(t, r, "add", `{}`)
+	if !res.IsError || !strings.Contains(res.Text(), "'a'") || !strings.Contains(res.Text(), "'b'") {
+		t.Errorf("result %q does not name both a and b", res.Text())
+	}
+}
+
+// TestClashErrorIsShort: a server whose every tool clashes (the same
+// server twice) gets one short error naming a few of them and the cure,
+// not one paragraph per tool.
+func TestClashErrorIsShort(t *testing.T) {
+	var tools []string
+	for i := range 30 {
+		tools = append(tools, fmt.Sprintf("tool-%02d", i))
+	}
+	r := registry.New(registry.Options{})
+	defer r.Close()
+	sa, _ := connect(t, newServer("a", tools...), nil)
+	sb, _ := connect(t, newServer("b", tools...), nil)
+	if err := r.AddServer(testContext(t), "a", sa, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := r.AddServer(testContext(t), "b", sb, nil)
+	if !errors.Is(err, registry.ErrClash) {
+		t.Fatalf("err = %v, want ErrClash", err)
+	}
+	var ce *registry.ClashError
+	if !errors.As(err, &ce) || ce.Server != "b" || len(ce.Names) != 30 || len(ce.Owners) != 1 || ce.Owners[0] != `server "a"` {
+		t.Errorf("ClashError %+v", ce)
+	}
+	msg := err.Error()
+	if len(msg) > 250 || !strings.Contains(msg, `30 tool names are taken by server "a"`) || !strings.Contains(msg, "and 26 more") || !strings.Contains(msg, "registry.Prefix") {
+		t.Errorf("message (%d bytes): %s", len(msg), msg)
+	}
+}

@@ -165,3 +165,57 @@ func Func[In any](name, description string, fn func(ctx context.Context, in In) 
 		},
 	}, nil
 }
+
+// requiredDefaults reads the required properties of an input schema that
+// have a default. Servers write schemas so (Playwright MCP lists scale,
+// level and static as required, each with a default) and accept a call
+// that leaves them out: the registry fills them in rather than refuse
+// what the server would take.
+func requiredDefaults(schema json.RawMessage) map[string]json.RawMessage {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out map[string]json.RawMessage
+	for _, r := range s.Required {
+		if d := s.Properties[r].Default; len(d) > 0 {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[r] = d
+		}
+	}
+	return out
+}
+
+// fillDefaults adds to the object args each of defaults it lacks. args is
+// returned as it came when nothing is missing, or when it is not an
+// object (validate then says so).
+func fillDefaults(args json.RawMessage, defaults map[string]json.RawMessage) json.RawMessage {
+	if len(defaults) == 0 {
+		return args
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return args
+	}
+	filled := false
+	for k, d := range defaults {
+		if _, ok := obj[k]; !ok {
+			obj[k], filled = d, true
+		}
+	}
+	if !filled {
+		return args
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return args
+	}
+	return out
+}

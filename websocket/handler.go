@@ -240,8 +240,30 @@ func pipe(ctx context.Context, client, backend transport.Conn, log *slog.Logger)
 // message from the backend that belongs to a request is answered with a
 // JSON-RPC error, so the client's call fails instead of hanging; other bad
 // messages are logged and dropped.
+//
+// The client's requests are written to the backend each on a goroutine of
+// its own, at most maxInFlight at once: a backend's Write may return only
+// once the server has begun to answer (Streamable HTTP waits for the
+// response's headers, and a server that answers a long tool call with one
+// JSON body sends them at the end), and one slow request must not hold up
+// the client's others, its notifications (a cancellation) or its answers.
 func copyMessages(ctx context.Context, dst, src transport.Conn, log *slog.Logger, fromBackend bool) error {
+	var (
+		wg     sync.WaitGroup
+		failed = make(chan error, 1)
+		slots  = make(chan struct{}, maxInFlight)
+	)
+	defer wg.Wait()
+	// Registered after wg.Wait, so run before it: writes still waiting
+	// for an answer end with the copy.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for {
+		select {
+		case err := <-failed:
+			return err
+		default:
+		}
 		m, err := src.Read(ctx)
 		if err != nil {
 			var me *transport.MessageError
@@ -257,11 +279,40 @@ func copyMessages(ctx context.Context, dst, src transport.Conn, log *slog.Logger
 				Message: "the bridged server's answer could not be delivered: " + me.Err.Error(),
 			}}
 		}
-		if err := dst.Write(ctx, m); err != nil {
-			return err
+		// initialize is written in turn: what follows it (the
+		// initialized notification, the first requests) needs the
+		// session it opens.
+		if fromBackend || !m.IsRequest() || m.Method == mcp.MethodInitialize {
+			if err := dst.Write(ctx, m); err != nil {
+				return err
+			}
+			continue
 		}
+		select {
+		case slots <- struct{}{}:
+		case err := <-failed:
+			return err
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := dst.Write(ctx, m); err != nil {
+				select {
+				case failed <- err:
+				default:
+				}
+			}
+		}()
 	}
 }
+
+// maxInFlight bounds the client's requests being written to its backend
+// at once (copyMessages); past it, the bridge reads no more of the
+// client's messages until one is written.
+const maxInFlight = 32
 
 // errShuttingDown is add's refusal once Close has begun.
 var errShuttingDown = errors.New("websocket: the Handler is closed")

@@ -6,11 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/tako-mcp/tako/dial"
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/orchestrator"
 	"github.com/tako-mcp/tako/orchestrator/anthropic"
 	"github.com/tako-mcp/tako/orchestrator/openai"
@@ -21,29 +25,20 @@ import (
 // agentInvocation is a parsed `tako agent` command line.
 type agentInvocation struct {
 	serverSet
-	provider string
-	model    string
-	baseURL  string
+	providerFlags
+	roots    []mcp.Root // --root DIR, given to every server
 	system   string
 	maxTurns int
 	prefix   bool
 	prompt   string
 }
 
-// agentFlags are the flags only `tako agent` has; everything else is looked
-// up in the shared table (flagDefs), so that the transport flags and their
-// --env and --header parse exactly as for the other commands.
+// agentFlags are the flags only `tako agent` has, besides the provider
+// flags (providerFlagSetters); everything else is looked up in the shared
+// table (flagDefs), so that the transport flags and their --env and
+// --header parse exactly as for the other commands.
 var agentFlags = map[string]func(a *agentInvocation, v string) error{
-	"provider": func(a *agentInvocation, v string) error {
-		if v != "openai" && v != "anthropic" {
-			return usagef("--provider wants openai or anthropic, not %q", v)
-		}
-		a.provider = v
-		return nil
-	},
-	"model":    func(a *agentInvocation, v string) error { a.model = v; return nil },
-	"base-url": func(a *agentInvocation, v string) error { a.baseURL = v; return nil },
-	"system":   func(a *agentInvocation, v string) error { a.system = v; return nil },
+	"system": func(a *agentInvocation, v string) error { a.system = v; return nil },
 	"max-turns": func(a *agentInvocation, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -67,6 +62,14 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	own := map[string]func(string) error{}
 	for name, set := range agentFlags {
 		own[name] = func(v string) error { return set(a, v) }
+	}
+	for name, set := range providerFlagSetters {
+		own[name] = func(v string) error { return set(&a.providerFlags, v) }
+	}
+	own["root"] = func(v string) error {
+		r, err := parseRoot(v)
+		a.roots = append(a.roots, r)
+		return err
 	}
 	bools := map[string]func(bool){}
 	for name, set := range agentBoolFlags {
@@ -104,13 +107,13 @@ func parseAgentArgs(args []string) (*agentInvocation, error) {
 	}
 	switch {
 	case a.provider == "":
-		return nil, usagef("tako agent needs --provider openai or --provider anthropic")
+		return nil, usagef("agent needs --provider openai or --provider anthropic")
 	case a.model == "":
-		return nil, usagef("tako agent needs --model NAME")
+		return nil, usagef("agent needs --model NAME")
 	case len(positional) == 0:
-		return nil, usagef(`tako agent needs a prompt: tako agent ... "what to do"`)
+		return nil, usagef(`agent needs a prompt: tako agent ... "what to do"`)
 	case len(positional) > 1:
-		return nil, usagef("tako agent takes one prompt (quote it): got %d arguments %q", len(positional), positional)
+		return nil, usagef("agent takes one prompt (quote it): got %d arguments %q", len(positional), positional)
 	}
 	a.prompt = positional[0]
 	return a, nil
@@ -149,7 +152,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		servers = append(servers, orchestrator.MCPServer{Server: s})
 	}
-	provider, err := newProvider(a)
+	provider, err := newProvider(&a.providerFlags)
 	if err != nil {
 		return err
 	}
@@ -168,22 +171,25 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Sampling:            true,
 		Logger:              logger,
 		OnEvent:             out.event,
-		Session:             transport.Options{LogLevel: a.logLevel},
+		Session:             transport.Options{LogLevel: a.logLevel, Roots: a.roots},
 	}
 	if a.prefix {
 		cfg.Naming = registry.Prefix("__")
 	}
 	agent, err := orchestrator.New(ctx, cfg)
 	if err != nil {
-		return explainAgent(ctx, err)
+		return keepWhole(explainAgent(ctx, a, false, err), a.verbose)
 	}
 	defer agent.Close()
-	_, err = agent.Run(ctx, a.prompt)
+	res, err := agent.Run(ctx, a.prompt)
+	if errors.Is(err, orchestrator.ErrMaxTurns) {
+		err = finalTurn(ctx, a, provider, agent, res, out)
+	}
 	if werr := out.finish(); werr != nil && err == nil {
 		err = werr
 	}
 	if err != nil {
-		return explainAgent(ctx, err)
+		return keepWhole(explainAgent(ctx, a, true, err), a.verbose)
 	}
 	return nil
 }
@@ -200,29 +206,64 @@ func dialServer(o *options, logger *slog.Logger) (dial.Server, error) {
 	return serverOf(o)
 }
 
-// explainAgent words an agent failure for a person.
-func explainAgent(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &failure{msg: "agent: timed out (see --timeout)", err: err}
-	case ctx.Err() != nil:
-		return &failure{msg: "agent: interrupted", err: err}
+// finishNote asks the model, at the turn limit, for the answer it has.
+const finishNote = "The limit of turns is reached: tools can no longer be called. Answer now with what you have found so far, and say what is left undone."
+
+// finalTurn runs, once the turn limit is reached, one more turn in which
+// the model may not call tools, so that the run ends with the answer the
+// model has so far rather than with nothing. Its error says that the
+// answer is partial.
+func finalTurn(ctx context.Context, a *agentInvocation, p orchestrator.Provider, agent *orchestrator.Agent, res *orchestrator.Result, out *agentPrinter) error {
+	turns := a.maxTurns
+	if turns == 0 {
+		turns = 20
 	}
-	return &failure{msg: "agent: " + err.Error(), err: err}
+	limit := &failure{msg: fmt.Sprintf("agent: the model used its %d turns (--max-turns) before it finished; the answer above is what it had by then", turns),
+		err: orchestrator.ErrMaxTurns}
+	if res == nil {
+		return limit
+	}
+	var tools []orchestrator.ToolDef
+	for _, d := range agent.Registry().Tools() {
+		tools = append(tools, orchestrator.ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+	}
+	system := finishNote
+	if a.system != "" {
+		system = a.system + "\n\n" + finishNote
+	}
+	out.event(orchestrator.Event{Kind: orchestrator.EventTurnStart})
+	resp, err := p.Complete(ctx, &orchestrator.Request{System: system, Messages: res.Messages, Tools: tools,
+		ToolChoice: orchestrator.ToolChoiceNone, MaxTokens: 4096}, func(d orchestrator.Delta) { out.text(d.Text) })
+	if err != nil {
+		return err
+	}
+	out.event(orchestrator.Event{Kind: orchestrator.EventTurnEnd, Response: resp})
+	return limit
 }
 
-func newProvider(a *agentInvocation) (orchestrator.Provider, error) {
+// newProvider makes the provider the flags name; a missing key is a usage
+// error that says where to put it.
+func newProvider(a *providerFlags) (orchestrator.Provider, error) {
+	key := ""
+	if a.apiKeyEnv != "" {
+		if key = os.Getenv(a.apiKeyEnv); key == "" {
+			return nil, usagef("--api-key-env names $%s, which is not set", a.apiKeyEnv)
+		}
+	}
 	switch a.provider {
 	case "anthropic":
-		p, err := anthropic.New(anthropic.Options{Model: a.model, BaseURL: a.baseURL})
+		if key == "" && os.Getenv("ANTHROPIC_API_KEY") == "" {
+			return nil, usagef("the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or name another variable with --api-key-env VAR")
+		}
+		p, err := anthropic.New(anthropic.Options{Model: a.model, BaseURL: a.baseURL, APIKey: key})
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, usagef("anthropic: %s", strings.TrimPrefix(err.Error(), "anthropic: "))
 		}
 		return p, nil
 	default:
-		p, err := openai.New(openai.Options{Model: a.model, BaseURL: a.baseURL})
+		p, err := openai.New(openai.Options{Model: a.model, BaseURL: a.baseURL, APIKey: key})
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, usagef("openai: %s", strings.TrimPrefix(err.Error(), "openai: "))
 		}
 		return p, nil
 	}

@@ -111,7 +111,12 @@ func TestAgentClashWithoutPrefix(t *testing.T) {
 	demo := demoCommand(t)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m",
 		"--stdio", demo, "--stdio", demo, "say hi")
-	r.wantFailure(t, exitFailure, "clash", "demo-server-2")
+	// One short line that says how to have both (issue 22), not one
+	// paragraph per tool.
+	r.wantFailure(t, exitFailure, "servers demo-server and demo-server-2 have tools of the same names (", "give --prefix")
+	if len(r.stderr) > 300 {
+		t.Errorf("the message has %d bytes", len(r.stderr))
+	}
 }
 
 func TestAgentUsageErrors(t *testing.T) {
@@ -131,6 +136,9 @@ func TestAgentUsageErrors(t *testing.T) {
 	} {
 		r := tako(t, c.args...)
 		r.wantFailure(t, exitUsage, c.want)
+		if strings.Contains(r.stderr, "tako: tako") {
+			t.Errorf("tako is named twice: %q", r.stderr)
+		}
 	}
 }
 
@@ -331,7 +339,7 @@ func TestAgentGRPCFlags(t *testing.T) {
 		// No client certificate: the server refuses, and the error names
 		// the server once.
 		{[]string{"--grpc", addr, "--ca", p.ca, "--server-name", "mcp.test", "hi"}, exitFailure,
-			[]string{`server "localhost-` + portOf(t, addr) + `" (` + addr + `): connect:`, "certificate required"}},
+			[]string{`agent: server localhost-` + portOf(t, addr) + `: connect:`, "certificate required"}},
 	} {
 		r := tako(t, append(base, c.args...)...)
 		r.wantFailure(t, c.code, c.want...)

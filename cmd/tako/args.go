@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +45,7 @@ type options struct {
 	verbose          bool
 	help             bool
 	timeout          time.Duration
+	timeoutSet       bool     // --timeout was given (watch runs unbounded without it)
 	env              []string // KEY=VALUE, in order; later ones win
 	headers          []string // --header 'K: V' for --http, in order (http.go)
 	server           serverFlag
@@ -50,6 +54,75 @@ type options struct {
 	// session, if set, is the base of the session options (the agent's
 	// and the shell's handlers); it is read when the dialer connects.
 	session *transport.Options
+	// roots are the --root directories, as the file:// roots a server
+	// that asks for roots (roots/list) is given.
+	roots []mcp.Root
+	// llm is --provider, --model, --base-url and --api-key-env: the model
+	// that answers a server's sampling requests during call and shell.
+	llm providerFlags
+}
+
+// providerFlags name a model's API: tako agent's model, and the one that
+// answers sampling requests for call and shell.
+type providerFlags struct {
+	provider  string // "openai" or "anthropic"
+	model     string
+	baseURL   string
+	apiKeyEnv string // the variable that holds the API key
+}
+
+// given reports whether any of the flags was given.
+func (p *providerFlags) given() bool {
+	return p.provider != "" || p.model != "" || p.baseURL != "" || p.apiKeyEnv != ""
+}
+
+// check says what is missing when the flags were given.
+func (p *providerFlags) check() error {
+	switch {
+	case !p.given():
+		return nil
+	case p.provider == "":
+		return usagef("--model, --base-url and --api-key-env go with --provider openai or --provider anthropic")
+	case p.model == "":
+		return usagef("--provider %s needs --model NAME", p.provider)
+	}
+	return nil
+}
+
+// providerFlagSetters parse the provider flags into a providerFlags, for
+// every parser that takes them.
+var providerFlagSetters = map[string]func(p *providerFlags, v string) error{
+	"provider": func(p *providerFlags, v string) error {
+		if v != "openai" && v != "anthropic" {
+			return usagef("--provider wants openai or anthropic, not %q", v)
+		}
+		p.provider = v
+		return nil
+	},
+	"model":    func(p *providerFlags, v string) error { p.model = v; return nil },
+	"base-url": func(p *providerFlags, v string) error { p.baseURL = v; return nil },
+	"api-key-env": func(p *providerFlags, v string) error {
+		if v == "" || strings.ContainsAny(v, "= ") {
+			return usagef("--api-key-env wants the name of an environment variable, not %q", v)
+		}
+		p.apiKeyEnv = v
+		return nil
+	},
+}
+
+// parseRoot turns --root DIR into the file:// root a server is given:
+// the directory's absolute path, named by its last element. A path that
+// does not exist is a usage error, found before anything starts.
+func parseRoot(dir string) (mcp.Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return mcp.Root{}, usagef("--root %s: %v", dir, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return mcp.Root{}, usagef("--root %s: no such file or directory", dir)
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return mcp.Root{URI: u.String(), Name: filepath.Base(abs)}, nil
 }
 
 // serverFlag is the transport flag that names the server: its kind (the
@@ -116,7 +189,7 @@ var flagDefs = []flagDef{
 		if err != nil || d < 0 {
 			return usagef("--timeout wants a duration such as 30s or 2m (0 for none), not %q", v)
 		}
-		o.timeout = d
+		o.timeout, o.timeoutSet = d, true
 		return nil
 	}},
 	{names: []string{"json"}, set: func(o *options, v string) error {
@@ -154,6 +227,18 @@ var flagDefs = []flagDef{
 		o.name = v
 		return nil
 	}},
+	{names: []string{"root"}, arg: "DIR", set: func(o *options, v string) error {
+		r, err := parseRoot(v)
+		if err != nil {
+			return err
+		}
+		o.roots = append(o.roots, r)
+		return nil
+	}},
+	{names: []string{"provider"}, arg: "openai|anthropic", set: setProvider("provider")},
+	{names: []string{"model"}, arg: "NAME", set: setProvider("model")},
+	{names: []string{"base-url"}, arg: "URL", set: setProvider("base-url")},
+	{names: []string{"api-key-env"}, arg: "VAR", set: setProvider("api-key-env")},
 	{names: []string{"verbose", "v"}, set: func(o *options, v string) error { return setBool(&o.verbose, "verbose", v) }},
 	{names: []string{"help", "h"}, set: func(o *options, v string) error { return setBool(&o.help, "help", v) }},
 }
@@ -172,6 +257,10 @@ func setServer(kind string) func(*options, string) error {
 		o.server = serverFlag{kind: kind, value: v}
 		return nil
 	}
+}
+
+func setProvider(name string) func(*options, string) error {
+	return func(o *options, v string) error { return providerFlagSetters[name](&o.llm, v) }
 }
 
 func setBool(dst *bool, name, v string) error {

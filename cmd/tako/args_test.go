@@ -42,7 +42,7 @@ func TestParseArgs(t *testing.T) {
 			def(func(i *invocation) {
 				i.command = "tools"
 				i.opts.server = serverFlag{"stdio", "srv"}
-				i.opts.timeout = 5 * time.Second
+				i.opts.timeout, i.opts.timeoutSet = 5*time.Second, true
 				i.opts.env = []string{"A=1"}
 			})},
 		{"env repeats in order, empty value allowed", []string{"tools", "--env", "A=1", "--env", "B=", "--env=A=x=y"},
@@ -51,9 +51,9 @@ func TestParseArgs(t *testing.T) {
 				i.opts.env = []string{"A=1", "B=", "A=x=y"}
 			})},
 		{"timeout zero means none", []string{"--timeout", "0", "tools"},
-			def(func(i *invocation) { i.command = "tools"; i.opts.timeout = 0 })},
+			def(func(i *invocation) { i.command = "tools"; i.opts.timeout, i.opts.timeoutSet = 0, true })},
 		{"last timeout wins", []string{"--timeout", "1s", "--timeout", "2m", "tools"},
-			def(func(i *invocation) { i.command = "tools"; i.opts.timeout = 2 * time.Minute })},
+			def(func(i *invocation) { i.command = "tools"; i.opts.timeout, i.opts.timeoutSet = 2*time.Minute, true })},
 		{"boolean with value", []string{"tools", "--json=false", "-v=true"},
 			def(func(i *invocation) { i.command = "tools"; i.opts.verbose = true })},
 		{"value that looks like a flag", []string{"tools", "--stdio", "--weird"},

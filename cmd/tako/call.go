@@ -16,8 +16,8 @@ import (
 // callCommand implements `tako call NAME [ARGUMENTS]`, where ARGUMENTS is
 // one JSON object or KEY=VALUE pairs. What can be checked without the
 // server (the JSON, the shape of the pairs) is checked here, before any
-// server starts, so that a typo costs nothing; the pairs are typed once the
-// tool's input schema is known.
+// server starts, so that a typo costs nothing; the rest once the tool's
+// input schema is known (toolArguments).
 func callCommand(inv *invocation) (operation, error) {
 	if len(inv.args) == 0 {
 		return nil, usagef("call needs a tool name: tako call NAME [KEY=VALUE ... | JSON] (tako tools lists them)")
@@ -26,15 +26,17 @@ func callCommand(inv *invocation) (operation, error) {
 	if name == "" {
 		return nil, usagef("call needs a non-empty tool name")
 	}
-	args := json.RawMessage("{}")
-	var pairs []string
+	var in callInput
 	switch {
 	case len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "{"),
-		len(rest) == 1 && !strings.Contains(rest[0], "="):
+		len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "["):
 		var err error
-		if args, err = parseArguments(rest[0]); err != nil {
+		if in.json, err = parseArguments(rest[0]); err != nil {
 			return nil, err
 		}
+	case len(rest) == 1 && !strings.Contains(rest[0], "="):
+		// "call echo hi": worded once the schema says what was meant.
+		in.bare = rest[0]
 	case len(rest) > 0:
 		for _, a := range rest {
 			if k, _, ok := strings.Cut(a, "="); !ok || k == "" {
@@ -44,22 +46,23 @@ func callCommand(inv *invocation) (operation, error) {
 				return nil, usagef("call wants KEY=VALUE pairs or one JSON object, not %q", truncate(a, 40))
 			}
 		}
-		pairs = rest
+		in.pairs = rest
 	}
 	return func(ctx context.Context, t transport.Transport, stdout, stderr io.Writer) error {
-		params := &mcp.CallToolParams{Name: name, Arguments: args}
-		if pairs != nil {
-			tools, err := t.ListTools(ctx)
-			if err != nil {
-				return &stageError{stage: mcp.MethodToolsList, err: err}
-			}
-			i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == name })
-			if i < 0 {
-				return usagef("the server has no tool %q (tako tools lists them)", name)
-			}
-			if params.Arguments, err = typedArguments(name, tools[i].InputSchema, pairs); err != nil {
-				return err
-			}
+		// The tool is looked up whichever way the arguments came, so that
+		// an unknown name or a missing argument is the same usage error
+		// (exit status 2) with or without them.
+		tools, err := t.ListTools(ctx)
+		if err != nil {
+			return &stageError{stage: mcp.MethodToolsList, err: err}
+		}
+		i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == name })
+		if i < 0 {
+			return unknownTool(name, tools)
+		}
+		params := &mcp.CallToolParams{Name: name}
+		if params.Arguments, err = toolArguments(name, tools[i].InputSchema, in); err != nil {
+			return err
 		}
 		ctx = transport.WithProgress(ctx, func(p mcp.ProgressParams) { printProgress(stderr, p) })
 		if inv.opts.raw() {
@@ -118,6 +121,7 @@ func parseArguments(s string) (json.RawMessage, error) {
 func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 	var b bytes.Buffer
 	text := func(s string) {
+		s = showText(s) // a person reads it: no escape sequences reach the terminal
 		b.WriteString(s)
 		if !strings.HasSuffix(s, "\n") {
 			b.WriteByte('\n')
@@ -133,7 +137,7 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 		case mcp.ContentImage, mcp.ContentAudio:
 			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), base64Size(c.Data))
 		case mcp.ContentResourceLink:
-			text(c.URI)
+			text(cleanLine(c.URI))
 		case mcp.ContentResource:
 			switch res := c.Resource; {
 			case res == nil:
@@ -142,9 +146,9 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 				text(*res.Text)
 				hasText = true
 			case res.Blob != nil:
-				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", res.URI, orUnknown(res.MIMEType), base64Size(*res.Blob))
+				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", cleanLine(res.URI), orUnknown(res.MIMEType), base64Size(*res.Blob))
 			default:
-				fmt.Fprintf(&b, "[resource %s without text or blob]\n", res.URI)
+				fmt.Fprintf(&b, "[resource %s without text or blob]\n", cleanLine(res.URI))
 			}
 		default:
 			fmt.Fprintf(&b, "[%s block]\n", cleanLine(c.Type))
@@ -152,8 +156,11 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 	}
 	if !hasText {
 		if s := bytes.TrimSpace(r.StructuredContent); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
-			if err := json.Indent(&b, s, "", "  "); err != nil {
-				b.Write(s) // not JSON after all: show it as it came
+			var ind bytes.Buffer
+			if err := json.Indent(&ind, s, "", "  "); err != nil {
+				b.WriteString(showText(string(s))) // not JSON after all: show it as it came
+			} else {
+				b.Write(escapeUnprintable(ind.Bytes()))
 			}
 			b.WriteByte('\n')
 		}

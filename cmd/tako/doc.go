@@ -3,12 +3,13 @@
 //
 // Usage:
 //
-//	tako tools SERVER [flags]
+//	tako tools [NAME] SERVER [flags]
 //	tako call NAME [KEY=VALUE ... | JSON] SERVER [flags]
 //	tako resources | templates | prompts | ping | info SERVER [flags]
 //	tako read URI SERVER [flags]
 //	tako prompt NAME [KEY=VALUE ...] SERVER [flags]
 //	tako complete --prompt NAME | --resource URI ARG=PARTIAL [KEY=VALUE ...] SERVER
+//	tako watch [URI ...] SERVER [flags]
 //	tako servers --config FILE
 //	tako bridge --listen-ws ADDR [--token] [--max-clients N] --stdio "CMD ARGS..." [flags]
 //	tako bridge --listen-grpc ADDR --tls-cert F --tls-key F --client-ca F --stdio "CMD ARGS..."
@@ -18,6 +19,8 @@
 //	tako login [--scope S] [--dpop] [--no-browser] [--timeout D] URL
 //	tako login --client-credentials --client-id ID [--scope S] URL
 //	tako logout URL
+//	tako version
+//	tako completion bash | zsh | fish
 //	tako help [CMD | all]
 //
 // "tako help" lists the commands on one screen, "tako help CMD" (or
@@ -27,16 +30,36 @@
 // "shell" connects to every SERVER (repeat the server flags, or --config
 // FILE for all its servers) and reads commands at a prompt that names the
 // current server, with line editing, history and TAB completion of the
-// commands, the tool, prompt and resource names and the argument keys.
-// Every command above that takes a SERVER works there without one (call
-// NAME K=V ..., read URI, --format json, ...); "use NAME" makes another
+// commands, the tool, prompt and resource names, the argument keys, and
+// the argument values the server completes (completion/complete). Every
+// command above that takes a SERVER works there without one (call NAME
+// K=V ..., read URI, --format json, ...); a JSON object of arguments needs
+// no quotes there (call echo {"message": "hi"}). "use NAME" makes another
 // server current, "servers" lists them, "help" lists the commands, "quit",
 // "exit" or Ctrl-D ends the shell and its servers, and Ctrl-C stops the
 // command that runs. The servers' log messages (--log-level LEVEL), list
-// changes and a call's progress are printed as they arrive, above the line
-// being edited. History is kept in $XDG_STATE_HOME/tako/shell_history, or
-// under the user's configuration directory, mode 0600; $TAKO_SHELL_HISTORY
-// names another file ("off" for none), as does --no-history.
+// changes (once each) and a call's progress are printed as they arrive,
+// above the line being edited. Lines piped into the shell run in order,
+// and a failed one makes the shell exit with that line's status (1, 2 or
+// 3) once the input ends. History is kept in
+// $XDG_STATE_HOME/tako/shell_history, or under the user's configuration
+// directory, mode 0600; $TAKO_SHELL_HISTORY names another file ("off" for
+// none), as does --no-history.
+//
+// "watch" prints the server's notifications as they arrive, one line each
+// after the time: the updates of each resource URI given (it subscribes to
+// them), the changes of the server's tool, prompt and resource lists with
+// the names added and removed, and its log messages (--log-level LEVEL).
+// It runs until Ctrl-C, or for --timeout when given, and exits with status
+// 0; with status 3 when the connection ends. --json prints each
+// notification as the protocol's JSON, one a line.
+//
+// "version" (or --version) prints the module's version as the build
+// recorded it and the Go release. "completion bash", "completion zsh" and
+// "completion fish" print a script that completes the commands, the flags
+// (anywhere on the line), file names after --config and the certificate
+// flags, directories after --root, and the values of --format, --log-level
+// and --provider: source <(tako completion bash) in ~/.bashrc.
 //
 // "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
 // the browser ($BROWSER when set; --no-browser, or no browser to open,
@@ -53,20 +76,46 @@
 // server, where it can, and forgets them.
 //
 // "tools" prints the server's tools as a table: the name, the hints, and
-// the title and the first line of the description. HINTS shows the
+// the title and the first line of the description, cut to the terminal's
+// width (and never cut when stdout is not a terminal). HINTS shows the
 // annotations the server declared true, in this order: r read-only,
 // d destructive, i idempotent, o open world (they are the server's claims,
 // not guarantees). With --json it prints the tools/list result, every page
 // merged into one list (no nextCursor), each tool exactly as the server
-// sent it.
+// sent it. "tools NAME" describes one tool whole: its title, hints, full
+// description, each argument with its type, default and choices, and its
+// input and output schemas; with --json, the tool as the server listed it.
 //
 // "call" calls the tool NAME with ARGUMENTS, a JSON object ({} when left
-// out), and prints the content of the result: text as text, an image or
-// audio block as a note of its type and size, a resource link as its URI,
-// an embedded resource as its text, and the structured content as indented
-// JSON when there is no text. With --json it prints the whole tools/call
-// result as the server sent it. --json works the same over every
-// transport.
+// out) or KEY=VALUE pairs typed by the tool's input schema, and prints the
+// content of the result: text as text, an image or audio block as a note
+// of its type and size, a resource link as its URI, an embedded resource
+// as its text, and the structured content as indented JSON when there is
+// no text. Text a person reads (call, prompt, read) has its escape
+// sequences dropped and other control characters shown as ^X, as table
+// cells have them cleaned; --json is untouched. With --json it prints the
+// whole tools/call result as the server sent it. --json works the same
+// over every transport.
+//
+// One rule for a call's arguments, however they are given: the tool must
+// be one the server lists (a near name is suggested), a required argument
+// left out takes the default its schema gives, and one that is still
+// missing, a key the schema forbids or a value that does not fit is a
+// usage error (exit status 2) that names every missing argument at once;
+// a lone word where KEY=VALUE belongs ("call echo hi") suggests the pair
+// meant (message=hi).
+//
+// A server may ask the client during a call. On a terminal, a form
+// (elicitation) is asked field by field, each answer checked as it is
+// typed against its field's type, format (email, uri, date, date-time),
+// range, length and choices, and asked again when it does not fit; a
+// sampling request (the server asks for a model's answer) is shown, and
+// answered by the person, or by the --provider's model with the person
+// sending (Enter), replacing (!edit) or refusing (!decline) its answer.
+// From a script, tako declares neither, except sampling with --provider,
+// whose answers are then sent as they come. --root DIR gives a server that
+// asks for roots (roots/list) that directory; without it, such a server is
+// told tako has none, and its error says to give --root.
 //
 // "bridge" serves a server to clients of another transport, and runs
 // until interrupted (SIGINT or SIGTERM), then ends every client's
@@ -115,13 +164,20 @@
 //	    The API's root, such as http://127.0.0.1:8080/v1 for a local
 //	    OpenAI-compatible server. Defaults to OPENAI_BASE_URL or
 //	    ANTHROPIC_BASE_URL, else the provider's own.
+//	--api-key-env VAR
+//	    Read the API key from $VAR instead of OPENAI_API_KEY or
+//	    ANTHROPIC_API_KEY (the key itself never goes on the command line).
 //	--system TEXT
 //	    The system prompt; the servers' instructions are added to it.
 //	--max-turns N
-//	    Stop after N model turns (default 20).
+//	    Stop after N model turns (default 20): the model then answers once
+//	    more, without tools, with what it has, and tako exits with status 3.
 //	--prefix
 //	    Name the tools SERVER__TOOL, so that servers with tools of the same
 //	    name can be attached together.
+//
+// --provider, --model, --base-url and --api-key-env also name the model
+// that answers a server's sampling requests during call and shell.
 //
 // SERVER is one of:
 //
@@ -224,21 +280,33 @@
 //	--prompt NAME, --resource URI
 //	    (complete) What to complete an argument of: a prompt, or a
 //	    resource template.
+//	--root DIR
+//	    Give the server DIR as a root (a file:// URI) when it asks for the
+//	    client's roots. Repeatable.
+//	--provider openai|anthropic, --model NAME, --base-url URL, --api-key-env VAR
+//	    (call, shell) The model that answers the server's sampling
+//	    requests, as for agent.
 //	-v, --verbose
-//	    Copy the server's stderr and tako's diagnostics to stderr.
+//	    Copy the server's stderr and tako's diagnostics to stderr, and
+//	    print an error's line whole, however long (as --json does).
 //	-h, --help
 //	    Print this help.
 //
-// Flags may come before or after the other arguments, with one dash or two,
-// as --flag=value or --flag value; "--" ends the flags.
+// Flags may come before or after the other arguments, the command's name
+// included, with one dash or two, as --flag=value or --flag value; "--"
+// ends the flags. Every command takes -h or --help.
 //
 // Exit status: 0 on success; 1 when the tool reports an error (its content
-// is printed all the same); 2 on a usage error; 3 when the server cannot be
-// started or reached, breaks the protocol or answers with an error, when
-// an authorization fails, when the timeout expires, or when tako is
+// is printed all the same); 2 on a usage error, the call's arguments
+// against the tool's schema included (an unknown tool, a missing
+// argument); 3 when the server cannot be started or reached, breaks the
+// protocol or answers with an error, when an authorization fails, when the
+// timeout expires, when the agent reaches its turn limit, or when tako is
 // interrupted; 4 when the server wants a login tako cannot run on its own
 // (the message names the tako login command to run). Every failure prints
-// one line on stderr that starts with "tako: ".
+// one line on stderr that starts with "tako: ", in tako's words and saying
+// each thing once; it is cut at 400 characters, except under --json and
+// -v.
 //
 // Examples:
 //

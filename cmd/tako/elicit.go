@@ -11,8 +11,12 @@ package main
 // shows the URL and waits for Enter, or for the server to report it
 // complete (the SDK ends the handler's context then). The SDK applies the
 // schema's defaults and validates the answer before it is sent
-// (transport/elicit.go); what is checked here is what lets a person fix a
-// typo at once.
+// (transport/elicit.go) with the same checks.
+//
+// Each answer is checked against its property's schema as it is typed
+// (formats such as email, uri, date and date-time, minimum and maximum,
+// lengths, choices), and asked again with what was wrong, the answers
+// already given kept: the form is never refused whole at its end.
 //
 // Only one form is asked at a time: a second request waits for the first.
 
@@ -28,6 +32,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -84,7 +91,11 @@ func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mc
 				break // the SDK fills in the default
 			}
 			v, err := f.parse(line)
+			if err == nil {
+				err = f.check(v)
+			}
 			if err != nil {
+				// Asked again; the answers before it are kept.
 				fmt.Fprintf(p.out, "  %s\n", oneLine(err.Error()))
 				continue
 			}
@@ -146,6 +157,12 @@ type formField struct {
 	def                      json.RawMessage // nil: no default
 	choices                  []choice        // an enum, or the items of a multi-select
 	multi                    bool            // an array of choices
+	limits                   []string        // the ranges and lengths, for the prompt
+	// schema checks one answer as the engine will check the whole form
+	// (formats asserted), so that a wrong answer is asked again at once;
+	// nil when the property does not compile (the engine then refuses
+	// the form before it is shown).
+	schema *jsonschema.Schema
 }
 
 // choice is one value of an enum and the label a person sees.
@@ -164,6 +181,12 @@ type formProperty struct {
 	Enum        []string        `json:"enum"`
 	EnumNames   []string        `json:"enumNames"`
 	OneOf       []titledConst   `json:"oneOf"`
+	Minimum     *json.Number    `json:"minimum"`
+	Maximum     *json.Number    `json:"maximum"`
+	MinLength   *int            `json:"minLength"`
+	MaxLength   *int            `json:"maxLength"`
+	MinItems    *int            `json:"minItems"`
+	MaxItems    *int            `json:"maxItems"`
 	Items       *struct {
 		Enum  []string      `json:"enum"`
 		AnyOf []titledConst `json:"anyOf"`
@@ -199,12 +222,17 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 			return nil, fmt.Errorf("the requested form: %w", err)
 		}
 		name, _ := tok.(string)
+		var raw json.RawMessage
 		var prop formProperty
-		if err := dec.Decode(&prop); err != nil {
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("the requested form: property %q: %w", name, err)
+		}
+		if err := json.Unmarshal(raw, &prop); err != nil {
 			return nil, fmt.Errorf("the requested form: property %q: %w", name, err)
 		}
 		f := formField{name: name, title: prop.Title, description: prop.Description, typ: prop.Type,
-			format: prop.Format, def: prop.Default}
+			format: prop.Format, def: prop.Default, limits: prop.limits()}
+		f.schema, _ = schemacheck.CompileAsserting("urn:tako:elicitation:field", raw)
 		for _, r := range s.Required {
 			f.required = f.required || r == name
 		}
@@ -268,6 +296,9 @@ func (f *formField) prompt() string {
 	}
 	if f.format != "" {
 		notes = append(notes, oneLine(f.format))
+	}
+	for _, l := range f.limits {
+		notes = append(notes, oneLine(l))
 	}
 	if f.required {
 		notes = append(notes, "required")

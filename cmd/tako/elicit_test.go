@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -79,7 +83,7 @@ func TestElicitPrompterForm(t *testing.T) {
 		}
 	}
 	prompts := strings.Join(s.prompts, "")
-	for _, w := range []string{"name (String): Your full, legal name [required]: ", "[integer, default 42]", "1. Monica", "2. hero-2 (Green Lantern)", "choose one or more, separated by commas", "2. pet-2 (Dogs)"} {
+	for _, w := range []string{"name (String): Your full, legal name [required]: ", "[integer, 1 to 100, default 42]", "1. Monica", "2. hero-2 (Green Lantern)", "choose one or more, separated by commas", "2. pet-2 (Dogs)"} {
 		if !strings.Contains(prompts, w) {
 			t.Errorf("the prompts do not show %q:\n%s", w, prompts)
 		}
@@ -181,5 +185,75 @@ func TestElicitPrompterShowsNoEscapes(t *testing.T) {
 	shown := out.String() + strings.Join(s.prompts, "")
 	if strings.ContainsAny(shown, "\x1b\x07\u009b") {
 		t.Fatalf("a control character reached the terminal: %q", shown)
+	}
+}
+
+// TestElicitPrompterChecksEachAnswer: formats, ranges, lengths and
+// choices are checked as each answer is typed, and a wrong one is asked
+// again with what was wrong, the answers before it kept; the form the
+// prompter returns is one the engine accepts.
+func TestElicitPrompterChecksEachAnswer(t *testing.T) {
+	const form = `{"type":"object","properties":{
+		"email":{"type":"string","format":"email"},
+		"homepage":{"type":"string","format":"uri"},
+		"birthdate":{"type":"string","format":"date"},
+		"when":{"type":"string","format":"date-time"},
+		"integer":{"type":"integer","minimum":1,"maximum":100,"default":42},
+		"ratio":{"type":"number","exclusiveMinimum":0},
+		"nick":{"type":"string","minLength":2,"maxLength":8},
+		"tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]},"minItems":2}
+	},"required":["email"]}`
+	var out strings.Builder
+	s := &script{answers: []string{
+		"ada(at)example.com", "ada@example.com",
+		"not a uri", "https://ada.example/",
+		"10/12/1815", "1815-12-10",
+		"tomorrow", "2025-12-31T23:59:00Z",
+		"500", "0", "7",
+		"0", "0.5",
+		"A", "much too long", "ada",
+		"a", "a, c",
+	}}
+	p := &elicitPrompter{out: &out, readLine: s.readLine}
+	req := &mcp.ElicitParams{Message: "m", RequestedSchema: json.RawMessage(form)}
+	res, err := p.elicit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"email": "ada@example.com", "homepage": "https://ada.example/", "birthdate": "1815-12-10",
+		"when": "2025-12-31T23:59:00Z", "integer": int64(7), "ratio": 0.5, "nick": "ada", "tags": []string{"a", "c"}}
+	if res.Action != mcp.ElicitAccept || !reflect.DeepEqual(res.Content, want) || len(s.answers) != 0 {
+		t.Fatalf("got %s %v (%d answers unread)\nwant accept %v", res.Action, res.Content, len(s.answers), want)
+	}
+	shown := out.String()
+	for _, w := range []string{
+		`email wants an email address such as name@example.com, not "ada(at)example.com"`,
+		`homepage wants a URI such as https://example.com/page, not "not a uri"`,
+		`birthdate wants a date such as 2025-12-31, not "10/12/1815"`,
+		`when wants a date and time such as 2025-12-31T23:59:00Z, not "tomorrow"`,
+		"integer wants a number of at most 100, not 500",
+		"integer wants a number of at least 1, not 0",
+		"ratio wants a number above 0, not 0",
+		"nick wants at least 2 characters, not 1",
+		"nick wants at most 8 characters, not 13",
+		"tags wants at least 2 choices, not 1",
+	} {
+		if !strings.Contains(shown, w) {
+			t.Errorf("the terminal does not show %q:\n%s", w, shown)
+		}
+	}
+	if prompts := strings.Join(s.prompts, ""); !strings.Contains(prompts, "[integer, 1 to 100, default 42]") || !strings.Contains(prompts, "2 to 8 characters") {
+		t.Errorf("the prompts do not show the limits:\n%s", prompts)
+	}
+	// The check of the whole form that the engine makes before it sends
+	// the answer passes: nothing is lost at the end.
+	whole, err := schemacheck.CompileAsserting("urn:test:form", json.RawMessage(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Content)
+	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err := whole.Validate(doc); err != nil {
+		t.Errorf("the engine would refuse the form: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tako-mcp/tako/streamablehttp"
+	"github.com/tako-mcp/tako/websocket"
 )
 
 // Words for the errors a person meets most, built here once rather than
@@ -33,17 +34,49 @@ func startFailure(name string, err error) (string, bool) {
 }
 
 // httpFailure summarises an unexpected HTTP answer: the status and the
-// page's title (or its first line), never the whole page.
+// page's title (or its first line, or the message of a JSON error), never
+// the whole page.
 func httpFailure(e *streamablehttp.StatusError) string {
 	msg := fmt.Sprintf("the server answered HTTP %d %s", e.Code, http.StatusText(e.Code))
-	if s := pageSummary(e.Body); s != "" && !strings.Contains(msg, s) {
-		msg += " (" + truncate(s, 80) + ")"
+	s := pageSummary(e.Body)
+	if s != "" && !strings.Contains(msg, s) {
+		msg += " (" + truncate(s, 120) + ")"
 	}
-	switch e.Code {
-	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-		msg += ": is the URL the server's MCP endpoint (often /mcp)?"
+	return msg + statusHint(e.Code, s)
+}
+
+// statusHint says what to check after an HTTP status that the URL or the
+// server's own checks explain.
+func statusHint(code int, summary string) string {
+	switch {
+	case code == http.StatusNotFound, code == http.StatusMethodNotAllowed, code == http.StatusNotImplemented:
+		return ": is the URL the server's MCP endpoint (often /mcp)?"
+	case code == http.StatusForbidden && strings.Contains(strings.ToLower(summary), "host"):
+		// The TypeScript SDK's DNS-rebinding protection, among others:
+		// the name in the URL is not one the server allows.
+		return ": the server's Host check refuses the name in the URL (use a name it allows, or allow this one in its settings)"
+	case code == http.StatusForbidden && strings.Contains(strings.ToLower(summary), "origin"):
+		return ": the server's Origin check refuses the request"
 	}
-	return msg
+	return ""
+}
+
+// wsHandshakeFailure summarises a WebSocket opening handshake that got an
+// HTTP answer instead of the switch, as httpFailure does for --http.
+func wsHandshakeFailure(e *websocket.HandshakeError) string {
+	msg := fmt.Sprintf("the server answered the WebSocket handshake with HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	s := pageSummary(e.Body)
+	if s != "" && !strings.Contains(msg, s) {
+		msg += " (" + truncate(s, 120) + ")"
+	}
+	return msg + statusHint(e.StatusCode, s)
+}
+
+// isBearerChallenge reports whether a WWW-Authenticate header asks for an
+// OAuth bearer token: a 401 or 403 without one is not about a login.
+func isBearerChallenge(h string) bool {
+	h = strings.ToLower(strings.TrimSpace(h))
+	return strings.HasPrefix(h, "bearer") || strings.HasPrefix(h, "dpop") || strings.Contains(h, ", bearer") || strings.Contains(h, ", dpop")
 }
 
 // contentTypeFailure says that a successful HTTP answer was not MCP (a web
@@ -70,9 +103,12 @@ var (
 	tagRE   = regexp.MustCompile(`<[^>]*>`)
 )
 
-// pageSummary is the title of an HTML page, or the first line of a body
-// that is not HTML.
+// pageSummary is the message of a JSON error body, the title of an HTML
+// page, or the first line of a body that is neither.
 func pageSummary(body string) string {
+	if m := jsonErrorMessage(body); m != "" {
+		return m
+	}
 	for _, re := range []*regexp.Regexp{titleRE, h1RE} {
 		if m := re.FindStringSubmatch(body); m != nil {
 			if s := cleanLine(html.UnescapeString(tagRE.ReplaceAllString(m[1], " "))); s != "" && !strings.EqualFold(s, "error response") {
@@ -80,8 +116,8 @@ func pageSummary(body string) string {
 			}
 		}
 	}
-	if strings.Contains(strings.ToLower(body[:min(len(body), 200)]), "<html") {
-		return ""
+	if looksLikeHTML(body) {
+		return "" // a page without a telling title: the status says enough
 	}
 	for l := range strings.SplitSeq(body, "\n") {
 		if l = cleanLine(l); l != "" {
@@ -91,18 +127,39 @@ func pageSummary(body string) string {
 	return ""
 }
 
+// looksLikeHTML reports whether body starts like a web page.
+func looksLikeHTML(body string) bool {
+	head := strings.ToLower(strings.TrimSpace(body[:min(len(body), 512)]))
+	return strings.HasPrefix(head, "<!doctype") || strings.HasPrefix(head, "<html") || strings.Contains(head, "<html") || strings.Contains(head, "<head") || strings.Contains(head, "<body")
+}
+
 // tellingLine matches the line of a crashed program's stderr that says
 // why: Node's "Error: Cannot find module ...", Python's last
 // "ModuleNotFoundError: ...", Go's "panic: ...", "fatal: ...".
 var tellingLine = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*(?:Error|Exception)|Error|panic|fatal error|fatal|FATAL|error|ERROR)\b[^:]{0,40}:\s*\S`)
 
-// tellingStderr picks the most telling of a server's stderr lines: the
-// last that looks like an error, else the last line.
+// npmError and npmNoise sort npm's lines (npx starts most servers): the
+// first error line that says something is the reason, such as "npm error
+// 404 Not Found - GET .../a-misspelled-package"; its code, its bare "404"
+// lines and the path of its log are not.
+var (
+	npmError = regexp.MustCompile(`^npm (?:error|ERR!)\s`)
+	npmNoise = regexp.MustCompile(`^npm (?:error|ERR!)(?:\s+\d*|\s+(?:code|errno|syscall|path)\s.*|\s+A complete log of this run.*|\s+Log files were not written.*)$`)
+)
+
+// tellingStderr picks the most telling of a server's stderr lines: npm's
+// first error line that says something, else the last line that looks like
+// an error (an exception, a panic), else the last few lines.
 func tellingStderr(lines []string) string {
+	for _, l := range lines {
+		if npmError.MatchString(l) && !npmNoise.MatchString(l) {
+			return l
+		}
+	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		if tellingLine.MatchString(lines[i]) {
 			return lines[i]
 		}
 	}
-	return lines[len(lines)-1]
+	return strings.Join(lines[max(len(lines)-3, 0):], " / ")
 }

@@ -22,7 +22,9 @@ func TestTellingStderr(t *testing.T) {
 		{node, "Error: Cannot find module '/x/y.js'"},
 		{python, "ModuleNotFoundError: No module named 'x'"},
 		{[]string{"starting", "panic: runtime error: index out of range", "goroutine 1 [running]:"}, "panic: runtime error: index out of range"},
-		{[]string{"starting", "cannot open config"}, "cannot open config"},
+		{[]string{"starting", "cannot open config"}, "starting / cannot open config"},
+		{[]string{"one", "two", "three", "four"}, "two / three / four"},
+		{npm404, "npm error 404 Not Found - GET https://registry.example/@modelcontextprotocol%2fserver-everythin"},
 	} {
 		if got := tellingStderr(tt.lines); got != tt.want {
 			t.Errorf("tellingStderr(%q) = %q, want %q", tt.lines, got, tt.want)

@@ -48,9 +48,13 @@ const (
 	helperTool2 = `{ "inputSchema" : { "$schema":"https://json-schema.org/draft/2020-12/schema", "type":"object", "additionalProperties":false }, "name":"content", "title":"All content types \u00e9\u2028", "annotations":{"readOnlyHint":true}, "futureField":[1,2.50,"x"] }`
 	helperTool3 = `{"name":"hang","description":"Never answers.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}`
 	helperTool4 = `{"name":"die","description":"Exits with status 7.","inputSchema":{"type":"object"}}`
+	// helperTool5 answers a JSON-RPC error worded as the TypeScript SDK
+	// words them ("MCP error -32602: ..."); code is required and has a
+	// default, as Playwright MCP's schemas have.
+	helperTool5 = `{"name":"rpcerror","description":"Answers a JSON-RPC error.","inputSchema":{"type":"object","properties":{"message":{"type":"string"},"code":{"type":"integer","default":-32602},"repeat":{"type":"integer","default":1}},"required":["message","code"]}}`
 
 	helperPage1 = `{"tools":[` + helperTool1 + `,` + helperTool2 + `],"nextCursor":"page 2"}`
-	helperPage2 = `{"tools":[` + helperTool3 + `,` + helperTool4 + `]}`
+	helperPage2 = `{"tools":[` + helperTool3 + `,` + helperTool4 + `,` + helperTool5 + `]}`
 
 	// helperContent is the result of the "content" tool: one block of
 	// every kind, and structured content.
@@ -60,14 +64,36 @@ const (
 	// stdout: lines in colour, with a tab.
 	helperUsage = "\x1b[1mUsage:\x1b[0m helper [--port N]\n\t--port N\tlisten on port N\n"
 
+	// helperEscapes is text, as JSON, that would style the terminal, set
+	// its title, move the cursor and overwrite a line, were it written
+	// as is: what some servers' results carry.
+	helperEscapes = `"\u001b[2mdim\u001b[0m plain\u001b]0;pwned\u0007 bell\u001b[2J\rback\r\nnext\u0008\u009b31m"`
+
 	helperDieStderr  = "helper: fatal: dying on purpose"
 	helperHangStderr = "helper: hang: the call arrived"
 )
 
+// npm404 is what npx writes on stderr for a misspelled package (the
+// registry's host replaced): the line that says what went wrong comes
+// second, and the last one only points to a log file.
+var npm404 = []string{
+	"npm error code E404",
+	"npm error 404 Not Found - GET https://registry.example/@modelcontextprotocol%2fserver-everythin",
+	"npm error 404",
+	"npm error 404  The requested resource '@modelcontextprotocol/server-everythin@*' could not be found or you do not have permission to access it.",
+	"npm error 404",
+	"npm error 404 Note that you can also install from a",
+	"npm error 404 tarball, folder, http url, or git url.",
+	"npm error A complete log of this run can be found in: /root/.npm/_logs/2026-12-01T21_47_23_757Z-debug-0.log",
+}
+
 // helperMain runs the helper server in the given mode and returns the exit
-// status. Modes: "server" serves the tools above; "die-at-start" writes a
+// status. Modes: "server" serves the tools above; "resources" serves them
+// and resources too; "notifier" answers each resources/subscribe with a
+// log message, an update of the resource and a change of its tools; "die-at-start" writes a
 // few lines on stderr and exits with status 4 before reading anything;
-// "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
+// "npm-404" writes what npx writes for a misspelled package and exits
+// with status 1; "usage-on-stdout" writes its usage (helperUsage) on stdout and exits with
 // status 2; "logs-on-stdout" writes the same lines and then answers
 // nothing; "browser" is no server but a $BROWSER (helperBrowser).
 func helperMain(mode string) int {
@@ -81,6 +107,11 @@ func helperMain(mode string) int {
 		fmt.Fprintln(os.Stderr, "helper: starting")
 		fmt.Fprintln(os.Stderr, "helper: cannot open /etc/helper.conf: no such file or directory")
 		return 4
+	case "npm-404":
+		for _, l := range npm404 {
+			fmt.Fprintln(os.Stderr, l)
+		}
+		return 1
 	case "usage-on-stdout":
 		os.Stdout.WriteString(helperUsage)
 		return 2
@@ -88,7 +119,7 @@ func helperMain(mode string) int {
 		os.Stdout.WriteString(helperUsage)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
-	case "server":
+	case "server", "resources", "notifier":
 	case "stubborn":
 		// The server, which outlives its stdin and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
@@ -99,6 +130,7 @@ func helperMain(mode string) int {
 	}
 
 	var mu sync.Mutex
+	changed := false // "notifier" mode: the tools changed
 	send := func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -140,11 +172,42 @@ func helperMain(mode string) int {
 			default:
 				v = "2025-11-25"
 			}
-			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},"serverInfo":{"name":"helper","version":"1.0.0"}}`)
+			caps := `{"tools":{}}`
+			switch mode {
+			case "resources":
+				caps = `{"tools":{},"resources":{}}`
+			case "notifier":
+				caps = `{"tools":{"listChanged":true},"resources":{"subscribe":true},"logging":{}}`
+			}
+			reply(req.ID, `{"protocolVersion":"`+v+`","capabilities":`+caps+`,"serverInfo":{"name":"helper","version":"1.0.0"}}`)
 		case "ping":
 			reply(req.ID, `{}`)
+		case "resources/list":
+			// "resources" mode declares resources, lists one, and answers
+			// resources/templates/list with -32601 (the default below),
+			// as servers that have no templates do.
+			reply(req.ID, `{"resources":[{"uri":"mem://escapes","name":"escapes","mimeType":"text/plain"}]}`)
+		case "resources/subscribe":
+			reply(req.ID, `{}`)
+			var sub struct {
+				Params struct {
+					URI string `json:"uri"`
+				} `json:"params"`
+			}
+			json.Unmarshal(in.Bytes(), &sub)
+			b, _ := json.Marshal(sub.Params.URI)
+			send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"helper","data":"hello from the helper"}}`)
+			send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + string(b) + `}}`)
+			// Then the tools change: one is added (see tools/list), the
+			// others are gone.
+			changed = true
+			send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		case "resources/read":
+			reply(req.ID, `{"contents":[{"uri":"mem://escapes","mimeType":"text/plain","text":`+helperEscapes+`}]}`)
 		case "tools/list":
 			switch {
+			case changed && p.Cursor == nil:
+				reply(req.ID, `{"tools":[`+helperTool1+`,{"name":"added","inputSchema":{"type":"object"}}]}`)
 			case p.Cursor == nil:
 				reply(req.ID, helperPage1)
 			case *p.Cursor == "page 2":
@@ -175,6 +238,18 @@ func helperMain(mode string) int {
 			case "die":
 				fmt.Fprintln(os.Stderr, helperDieStderr)
 				return 7
+			case "rpcerror":
+				a := struct {
+					Message string
+					Code    *int
+					Repeat  int
+				}{Repeat: 1}
+				_ = json.Unmarshal(p.Arguments, &a)
+				code := -32602 // the schema's default, which the server assumes
+				if a.Code != nil {
+					code = *a.Code
+				}
+				fail(req.ID, code, fmt.Sprintf("MCP error %d: %s", code, strings.Repeat(a.Message, max(a.Repeat, 1))))
 			default:
 				fail(req.ID, -32602, "Unknown tool: "+p.Name)
 			}
@@ -198,11 +273,6 @@ func helperCommand(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return shellQuote(exe) + " '-test.run=^$'"
-}
-
-// shellQuote quotes s for splitCommand (and a POSIX shell).
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // helperBrowser is a browser that only loads the URL it is given (the

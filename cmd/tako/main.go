@@ -11,7 +11,7 @@ func main() {
 	// Ctrl-C or a SIGTERM cancels the context: the session closes, the
 	// server's process group is ended, and tako exits with status 3.
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if len(os.Args) > 1 && os.Args[1] == "shell" {
+	if name, _ := commandName(os.Args[1:]); name == "shell" {
 		// The shell handles Ctrl-C itself: it stops the command that
 		// runs, not the shell.
 		signals = signals[1:]

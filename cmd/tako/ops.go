@@ -39,7 +39,7 @@ func resourcesCommand(inv *invocation) (operation, error) {
 			return writeList(ctx, t, stdout, mcp.MethodResourcesList, t.ServerInfo().Capabilities.Resources != nil, inv.opts.format)
 		}
 		list, err := t.ListResources(ctx)
-		if err != nil {
+		if err != nil && !notOffered(err) {
 			return err
 		}
 		rows := make([][]string, len(list))
@@ -60,7 +60,7 @@ func templatesCommand(inv *invocation) (operation, error) {
 			return writeList(ctx, t, stdout, mcp.MethodResourcesTemplatesList, t.ServerInfo().Capabilities.Resources != nil, inv.opts.format)
 		}
 		list, err := t.ListResourceTemplates(ctx)
-		if err != nil {
+		if err != nil && !notOffered(err) {
 			return err
 		}
 		rows := make([][]string, len(list))
@@ -89,8 +89,9 @@ func readCommand(inv *invocation) (operation, error) {
 		for _, c := range res.Contents {
 			switch {
 			case c.Text != nil:
-				b.WriteString(*c.Text)
-				if !strings.HasSuffix(*c.Text, "\n") {
+				text := showText(*c.Text)
+				b.WriteString(text)
+				if !strings.HasSuffix(text, "\n") {
 					b.WriteByte('\n')
 				}
 			case c.Blob != nil:
@@ -114,7 +115,7 @@ func promptsCommand(inv *invocation) (operation, error) {
 			return writeList(ctx, t, stdout, mcp.MethodPromptsList, t.ServerInfo().Capabilities.Prompts != nil, inv.opts.format)
 		}
 		list, err := t.ListPrompts(ctx)
-		if err != nil {
+		if err != nil && !notOffered(err) {
 			return err
 		}
 		rows := make([][]string, len(list))

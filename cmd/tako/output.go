@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 
+	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
 
@@ -42,11 +44,22 @@ var listKeys = map[string]string{
 // unchanged. A server that did not declare the feature (declared false)
 // has an empty list, as for the typed List methods, and is not asked.
 func writeList(ctx context.Context, t transport.Transport, w io.Writer, method string, declared bool, format string) error {
-	raw := json.RawMessage(`{"` + listKeys[method] + `":[]}`)
+	empty := json.RawMessage(`{"` + listKeys[method] + `":[]}`)
+	raw := empty
 	if declared {
-		if err := transport.Call(ctx, t, method, nil, &raw); err != nil {
+		if err := transport.Call(ctx, t, method, nil, &raw); notOffered(err) {
+			raw = empty
+		} else if err != nil {
 			return err
 		}
 	}
 	return writeRaw(w, raw, format)
+}
+
+// notOffered reports whether err is a server's -32601 to a list method: a
+// server that declares resources may still not serve resources/templates/list
+// (nor a server that declares nothing a list), which is a list of none, as for
+// a server that declared no such feature.
+func notOffered(err error) bool {
+	return errors.Is(err, &mcp.Error{Code: mcp.CodeMethodNotFound})
 }

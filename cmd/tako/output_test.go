@@ -13,6 +13,16 @@ import (
 	"github.com/tako-mcp/tako/transport"
 )
 
+// termBuffer is an output that says it is a terminal of width columns.
+type termBuffer struct {
+	bytes.Buffer
+	width int
+}
+
+func (b *termBuffer) TerminalWidth() int { return b.width }
+
+const tableWidth = 100
+
 func TestWriteToolTable(t *testing.T) {
 	yes, no := true, false
 	tools := []mcp.Tool{
@@ -25,7 +35,7 @@ func TestWriteToolTable(t *testing.T) {
 		{Name: "bare"},
 		{Name: "same", Title: "Same", Description: "Same"},
 	}
-	var b bytes.Buffer
+	b := termBuffer{width: tableWidth}
 	if err := writeToolTable(&b, tools); err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +81,52 @@ func TestWriteToolTable(t *testing.T) {
 
 func TestWriteToolTableLongName(t *testing.T) {
 	name := strings.Repeat("n", 128) // the longest name the spec allows
-	var b bytes.Buffer
+	b := termBuffer{width: 80}
 	if err := writeToolTable(&b, []mcp.Tool{{Name: name, Description: strings.Repeat("d", 200)}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), name+"  ") {
 		t.Errorf("a long name was shortened: %q", b.String())
+	}
+}
+
+// TestTablesFollowTheTerminal: on a terminal the last column is cut to
+// its width, whatever it is (not a fixed 100 columns); written anywhere
+// else, nothing is cut.
+func TestTablesFollowTheTerminal(t *testing.T) {
+	desc := strings.Repeat("word ", 50) + "end"
+	tools := []mcp.Tool{{Name: "t", Description: desc}}
+	for _, width := range []int{60, 100, 180} {
+		b := termBuffer{width: width}
+		if err := writeToolTable(&b, tools); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if n := utf8.RuneCountInString(lines[1]); n != width || !strings.HasSuffix(lines[1], "…") {
+			t.Errorf("width %d: the row has %d columns: %q", width, n, lines[1])
+		}
+		b = termBuffer{width: width}
+		if err := writeTable(&b, "", []string{"NAME", "DESCRIPTION"}, [][]string{{"t", desc}}); err != nil {
+			t.Fatal(err)
+		}
+		lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if n := utf8.RuneCountInString(lines[1]); n != width {
+			t.Errorf("width %d: writeTable's row has %d columns: %q", width, n, lines[1])
+		}
+	}
+	var b bytes.Buffer
+	if err := writeToolTable(&b, tools); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), desc+"\n") {
+		t.Errorf("not a terminal, yet the table is cut:\n%s", b.String())
+	}
+	b.Reset()
+	if err := writeTable(&b, "", []string{"NAME", "DESCRIPTION"}, [][]string{{"t", desc}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), desc+"\n") {
+		t.Errorf("not a terminal, yet writeTable cuts:\n%s", b.String())
 	}
 }
 

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net/http"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +23,7 @@ import (
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/websocket"
 )
 
 // Exit statuses, as doc.go promises them.
@@ -44,21 +50,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The server's stderr and the engine's log lines reach stderr from
 	// other goroutines (with --verbose), so writes to it are serialised.
 	stderr = &lockedWriter{w: stderr}
-	if len(args) > 0 && args[0] == "agent" {
-		// agent has flags of its own and repeatable server flags (agent.go).
-		return report(stderr, runAgent(ctx, args[1:], stdout, stderr))
+	// The commands with parsers of their own get every argument but their
+	// name, wherever the name stands: flags may come before it too.
+	name, at := commandName(args)
+	rest := args
+	if at >= 0 {
+		rest = append(args[:at:at], args[at+1:]...)
 	}
-	if len(args) > 0 && args[0] == "shell" { // shellrun.go
-		return report(stderr, runShell(ctx, args[1:], os.Stdin, stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "login" { // login.go
-		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "logout" {
-		return report(stderr, runLogout(ctx, args[1:], stdout, stderr))
-	}
-	if len(args) > 0 && args[0] == "help" {
-		return report(stderr, writeHelp(stdout, args[1:]))
+	switch {
+	case name == "agent": // agent.go: flags of its own, repeatable servers
+		return report(stderr, runAgent(ctx, rest, stdout, stderr))
+	case name == "shell": // shellrun.go
+		return report(stderr, runShell(ctx, rest, os.Stdin, stdout, stderr))
+	case name == "login": // login.go
+		return report(stderr, runLogin(ctx, rest, stdout, stderr))
+	case name == "logout":
+		return report(stderr, runLogout(ctx, rest, stdout, stderr))
+	case name == "help":
+		return report(stderr, writeHelp(stdout, rest))
+	case name == "version", name == "" && slices.Contains(args, "--version"):
+		return report(stderr, runVersion(rest, stdout))
+	case name == "completion":
+		return report(stderr, runCompletion(rest, stdout))
 	}
 	inv, err := parseArgs(args)
 	if err == nil && inv.opts.help {
@@ -68,14 +81,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, writeHelp(stdout, []string{inv.command}))
 	}
 	if err == nil {
-		err = execute(ctx, inv, stdout, stderr)
+		err = keepWhole(execute(ctx, inv, stdout, stderr), inv.opts.verbose || inv.opts.raw())
 	}
 	return report(stderr, err)
+}
+
+// commandName finds the command in args: the first argument that is
+// neither a flag nor a flag's value, and its index (-1 when there is
+// none). A flag takes a value when any command's parser says so.
+func commandName(args []string) (name string, at int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1], i + 1
+			}
+			return "", -1
+		case len(a) < 2 || a[0] != '-':
+			return a, i
+		}
+		flag, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasValue && flagTakesValue(flag) {
+			i++
+		}
+	}
+	return "", -1
+}
+
+// flagTakesValue reports whether some command's flag of that name takes a
+// value.
+func flagTakesValue(name string) bool {
+	if def := lookupFlag(name); def != nil {
+		return def.arg != ""
+	}
+	for _, flags := range commandFlags {
+		if v, ok := flags[name]; ok {
+			return v
+		}
+	}
+	return false
 }
 
 // writeHelp is `tako help [CMD|all]`.
 func writeHelp(stdout io.Writer, args []string) error {
 	text := shortHelp
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "--help" || a == "-help" })
 	switch {
 	case len(args) > 1:
 		return usagef("help takes one command name: tako help CMD")
@@ -100,6 +151,8 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		return usagef("no command given (see tako help)")
 	case c == nil || c.op == nil:
 		return usagef("unknown command %q (see tako help)", inv.command)
+	case (inv.command == "bridge" || inv.command == "servers") && (len(inv.opts.roots) > 0 || inv.opts.llm.given()):
+		return usagef("--root and --provider are for the commands that talk to a server, not %s", inv.command)
 	case inv.command == "bridge":
 		return runBridge(ctx, inv, stdout, stderr)
 	case inv.command == "servers":
@@ -114,12 +167,15 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 	if inv.opts.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	var person *elicitPrompter
 	if inv.command == "call" && readline.IsTerminal(int(os.Stdin.Fd())) {
-		// A person is there: the server may ask them (elicit.go). A
-		// call from a script declares no elicitation, so the server
-		// does not ask.
-		p := &elicitPrompter{out: stderr, readLine: (&stdinLines{r: os.Stdin, out: stderr}).readLine}
-		inv.opts.session = &transport.Options{Handlers: p.handlers()}
+		// A person is there: the server may ask them (elicit.go,
+		// sampling.go). A call from a script declares no elicitation,
+		// and sampling only with --provider, so the server does not ask.
+		person = &elicitPrompter{out: stderr, readLine: (&stdinLines{r: os.Stdin, out: stderr}).readLine}
+	}
+	if inv.opts.session, err = sessionOptions(&inv.opts, person, stderr); err != nil {
+		return err
 	}
 	dial, err := chooseServer(&inv.opts, logger)
 	if err != nil {
@@ -128,6 +184,14 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 
 	opCtx, cancel := withTimeout(ctx, inv.opts.timeout)
 	defer func() { cancel() }()
+	// A watch runs until Ctrl-C, unless --timeout says how long: the
+	// default bounds only the connecting.
+	runCtx := func() context.Context {
+		if inv.command == "watch" && !inv.opts.timeoutSet {
+			return ctx
+		}
+		return opCtx
+	}
 
 	s, err := dial(opCtx)
 	if again := awaitLogin(ctx, opCtx, err, stderr); again {
@@ -143,14 +207,17 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		logger.Debug("connected", "server", info.Implementation.Name, "version", info.Implementation.Version,
 			"protocol", info.ProtocolVersion)
 	}
-	unsubscribe := showLogs(inv, s, stderr)
-	err = op(opCtx, s, stdout, stderr)
+	unsubscribe := func() {}
+	if inv.command != "watch" { // watch prints them on stdout itself
+		unsubscribe = showLogs(inv, s, stderr)
+	}
+	err = op(runCtx(), s, stdout, stderr)
 	if awaitLogin(ctx, opCtx, err, stderr) {
 		// Refused at the door (403 insufficient_scope) and logged in
 		// with more scope meanwhile: the request is sent again.
 		cancel()
 		opCtx, cancel = withTimeout(ctx, inv.opts.timeout)
-		err = op(opCtx, s, stdout, stderr)
+		err = op(runCtx(), s, stdout, stderr)
 	}
 	unsubscribe()
 	// Close is bounded by the transport itself; its error matters only
@@ -170,6 +237,34 @@ func execute(ctx context.Context, inv *invocation, stdout, stderr io.Writer) err
 		return err // a bad argument found against what the server said (call's k=v)
 	}
 	return explain(ctx, opCtx, inv.opts.timeout, c.stage(inv), err)
+}
+
+// sessionOptions is what the session declares and answers: the --root
+// directories (roots/list), a person's forms (elicitation) when person is
+// set, and sampling, answered by the --provider's model or the person.
+func sessionOptions(o *options, person *elicitPrompter, stderr io.Writer) (*transport.Options, error) {
+	if err := o.llm.check(); err != nil {
+		return nil, err
+	}
+	sess := &transport.Options{}
+	if len(o.roots) > 0 {
+		sess.Roots = o.roots
+	}
+	if person != nil {
+		sess.Handlers = person.handlers()
+	}
+	if person != nil || o.llm.given() {
+		smp := &sampler{person: person, log: stderr}
+		if o.llm.given() {
+			p, err := newProvider(&o.llm)
+			if err != nil {
+				return nil, err
+			}
+			smp.provider = p
+		}
+		sess.Handlers.Sampling = smp.sample
+	}
+	return sess, nil
 }
 
 // withTimeout is ctx bounded by --timeout (0: not bounded).
@@ -196,8 +291,8 @@ func awaitLogin(ctx, opCtx context.Context, err error, stderr io.Writer) bool {
 
 // explain turns an error from the session into the message a person reads:
 // what tako was doing, then why it failed, in words rather than in wrapped
-// Go errors where a better phrase exists. The original error stays in the
-// chain for errors.Is and errors.As.
+// Go errors where a better phrase exists, and each thing said once. The
+// original error stays in the chain for errors.Is and errors.As.
 func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, err error) error {
 	var (
 		se *stageError
@@ -217,11 +312,19 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		}
 		err = de.Err
 	}
+	// "reach URL" is the dialer's stage (http.go, ws.go); a person reads
+	// the URL once, in the reason when the network failed.
+	target, reaching := strings.CutPrefix(stage, "reach ")
+	if reaching {
+		stage = "connect"
+	}
 	var (
 		exitErr   *stdio.ExitError
 		rpcErr    *mcp.Error
 		statusErr *streamablehttp.StatusError
+		authErr   *streamablehttp.AuthError
 		typeErr   *streamablehttp.ContentTypeError
+		wsErr     *websocket.HandshakeError
 		skipped   *stdio.SkippedLinesError
 		why       string
 	)
@@ -246,11 +349,31 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		// Before StatusError: a 405 to the POST and then a page for the
 		// 2024-11-05 GET is best told by the page.
 		why = contentTypeFailure(typeErr)
+	case errors.As(err, &authErr) && !isBearerChallenge(authErr.WWWAuthenticate):
+		// A 401 or 403 without an OAuth challenge is the server's own
+		// check (its Host or Origin allow-list, a proxy's ACL): no login
+		// would change it.
+		why = httpFailure(&authErr.StatusError)
+	case errors.As(err, &authErr):
+		// An OAuth challenge tako could not answer: what went wrong with
+		// the authorization, said once.
+		why = fmt.Sprintf("the server answered HTTP %d %s", authErr.Code, http.StatusText(authErr.Code))
+		if authErr.Cause != nil {
+			why += " and tako could not authorize: " + strings.TrimPrefix(unwrapAuth(authErr.Cause).Error(), "auth: ")
+		}
 	case errors.As(err, &statusErr):
 		why = httpFailure(statusErr)
+	case errors.As(err, &wsErr):
+		why = wsHandshakeFailure(wsErr)
 	case errors.As(err, &rpcErr):
-		why = fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, rpcErr.Message)
+		why = rpcFailure(rpcErr)
 	default:
+		if msg, ok := netFailure(err, target); ok {
+			if stage == "connect" {
+				return &failure{msg: msg, err: err}
+			}
+			return &failure{msg: stage + ": " + msg, err: err}
+		}
 		why = err.Error()
 		skipped = nil // the error says it already
 	}
@@ -258,6 +381,67 @@ func explain(ctx, opCtx context.Context, timeout time.Duration, stage string, er
 		why += "; " + skipped.Summary()
 	}
 	return &failure{msg: stage + ": " + why, err: err}
+}
+
+// mcpErrorPrefix is what the TypeScript SDK puts before the message of
+// every error it sends ("MCP error -32602: Tool nope not found"): the
+// code, which tako says already.
+var mcpErrorPrefix = regexp.MustCompile(`^(?:MCP error|JSON-RPC error|jsonrpc error|Error)\s*-?\d+\s*:\s*`)
+
+// rpcFailure is a JSON-RPC error answer in words: its code, its message
+// and, when short, its data.
+func rpcFailure(e *mcp.Error) string {
+	msg := strings.TrimSpace(mcpErrorPrefix.ReplaceAllString(e.Message, ""))
+	why := fmt.Sprintf("the server answered error %d", e.Code)
+	if name := rpcCodeNames[e.Code]; name != "" {
+		why += " (" + name + ")"
+	}
+	if msg != "" {
+		why += ": " + msg
+	}
+	if e.Code == mcp.CodeMissingRequiredClientCapability {
+		if hint := capabilityHint(e.Data); hint != "" {
+			return why + ": " + hint
+		}
+	}
+	if d := compactJSON(e.Data); len(e.Data) > 0 && d != "null" && len(d) <= 200 && !strings.Contains(msg, strings.Trim(d, `"`)) {
+		why += " (data: " + d + ")"
+	}
+	return why
+}
+
+// capabilityHint says how to give a server the client capability it
+// says it requires (-32021's data.requiredCapabilities).
+func capabilityHint(data json.RawMessage) string {
+	var d struct {
+		Required map[string]json.RawMessage `json:"requiredCapabilities"`
+	}
+	if json.Unmarshal(data, &d) != nil || len(d.Required) == 0 {
+		return ""
+	}
+	var hints []string
+	for _, c := range slices.Sorted(maps.Keys(d.Required)) {
+		switch c {
+		case "roots":
+			hints = append(hints, "it asks for roots: give --root DIR (repeatable)")
+		case "sampling":
+			hints = append(hints, "it asks for a model's answers (sampling): give --provider and --model, or run the command at a terminal to answer them yourself")
+		case "elicitation":
+			hints = append(hints, "it asks the user questions (elicitation): run the command at a terminal")
+		default:
+			hints = append(hints, "it needs the client capability "+cleanLine(c)+", which tako does not declare")
+		}
+	}
+	return strings.Join(hints, "; ")
+}
+
+// rpcCodeNames are the JSON-RPC and MCP error codes a person may not know.
+var rpcCodeNames = map[int64]string{
+	mcp.CodeParseError:     "parse error",
+	mcp.CodeInvalidRequest: "invalid request",
+	mcp.CodeMethodNotFound: "method not found",
+	mcp.CodeInvalidParams:  "invalid params",
+	mcp.CodeInternalError:  "internal error",
 }
 
 // describeExit says how the server process ended, with the last lines it
@@ -296,21 +480,59 @@ func report(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	code := exitFailure
+	code := exitCode(err)
+	msg := cleanLine(err.Error())
+	if !errors.As(err, new(wholeMessage)) {
+		msg = truncate(msg, maxMessage)
+	}
+	fmt.Fprintf(stderr, "tako: %s\n", msg)
+	return code
+}
+
+// exitCode is the exit status err calls for (doc.go).
+func exitCode(err error) int {
 	var (
 		ue *usageError
 		te *toolError
+		se *statusError
 	)
 	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &se):
+		return se.code
 	case errors.As(err, &ue):
-		code = exitUsage
+		return exitUsage
 	case errors.As(err, &te):
-		code = exitToolError
+		return exitToolError
 	case isAuthNeeded(err):
-		code = exitAuth
+		return exitAuth
 	}
-	fmt.Fprintf(stderr, "tako: %s\n", truncate(cleanLine(err.Error()), maxMessage))
-	return code
+	return exitFailure
+}
+
+// statusError is a failure with an exit status of its own choosing (the
+// shell's, that of the first line that failed).
+type statusError struct {
+	msg  string
+	code int
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// wholeMessage marks an error whose line is printed whole, however long:
+// under -v, where a person asked for everything, and under --json, where
+// a script reads it and a cut message would lose what it looks for.
+type wholeMessage struct{ error }
+
+func (w wholeMessage) Unwrap() error { return w.error }
+
+// keepWhole marks err as wholeMessage when whole is set.
+func keepWhole(err error, whole bool) error {
+	if err == nil || !whole {
+		return err
+	}
+	return wholeMessage{err}
 }
 
 // failure is an error explained for a person (see explain).

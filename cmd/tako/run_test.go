@@ -85,7 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{"missing flag value", []string{"tools", "--stdio"}, "flag --stdio needs a value"},
 		{"no transport", []string{"tools"}, `no server: give one with --stdio "CMD ARGS...", --http URL or --config FILE`},
 		{"no transport for call", []string{"call", "echo", "{}"}, "no server"},
-		{"tools with an argument", []string{"tools", "extra", "--stdio", noServer}, `tools takes no arguments, got "extra"`},
+		{"tools with two arguments", []string{"tools", "one", "two", "--stdio", noServer}, `tools takes at most one tool name, got 2 arguments`},
 		{"no tool name", []string{"call", "--stdio", noServer}, "call needs a tool name"},
 		{"empty tool name", []string{"call", "", "--stdio", noServer}, "non-empty tool name"},
 		{"bad JSON", []string{"call", "echo", `{"message":`, "--stdio", noServer}, "not valid JSON"},

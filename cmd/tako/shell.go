@@ -32,6 +32,10 @@ type shellServer struct {
 	prompts   []mcp.Prompt
 	resources []mcp.Resource
 	fresh     map[string]bool // by list method
+	// names are each list's names as last listed: a list_changed is
+	// reported only when they differ (servers send several at start,
+	// as they register what the client's capabilities allow).
+	names map[string][]string
 }
 
 // shell runs the commands of tako shell.
@@ -45,6 +49,16 @@ type shell struct {
 	// timeout bounds each command; zero means none.
 	timeout time.Duration
 	unsubs  []func()
+	verbose bool // -v: errors whole
+	// relists are the listings list changes started; close waits for them.
+	// relistMu orders their start with close: a notification still being
+	// delivered when close unsubscribes starts none (closing).
+	relists  sync.WaitGroup
+	relistMu sync.Mutex
+	closing  bool
+	// failed is the exit status of the first line that failed (0: none);
+	// lines piped into the shell then make it exit with it.
+	failed, lines, failures int
 }
 
 // shellCommands are the shell's own commands, with a line of help each; the
@@ -71,10 +85,28 @@ var shellCommands = []struct{ name, usage, help string }{
 func newShell(servers []*shellServer, out io.Writer, timeout time.Duration) *shell {
 	sh := &shell{servers: servers, cur: servers[0], out: out, timeout: timeout}
 	for _, s := range servers {
-		s.fresh = map[string]bool{}
+		s.fresh, s.names = map[string]bool{}, map[string][]string{}
 		sh.unsubs = append(sh.unsubs, s.t.Subscribe(func(n mcp.Notification) { sh.notify(s, n) }))
+		// The lists as they are, so that a change is told only when it
+		// changes something.
+		sh.background(func() { s.lists(context.Background()) })
 	}
 	return sh
+}
+
+// background runs f on a goroutine of its own that close waits for, unless
+// the shell is closing.
+func (sh *shell) background(f func()) {
+	sh.relistMu.Lock()
+	defer sh.relistMu.Unlock()
+	if sh.closing {
+		return
+	}
+	sh.relists.Add(1)
+	go func() {
+		defer sh.relists.Done()
+		f()
+	}()
 }
 
 // close ends the subscriptions and closes every server, at once.
@@ -82,6 +114,10 @@ func (sh *shell) close() {
 	for _, u := range sh.unsubs {
 		u()
 	}
+	sh.relistMu.Lock()
+	sh.closing = true
+	sh.relistMu.Unlock()
+	sh.relists.Wait()
 	var wg sync.WaitGroup
 	for _, s := range sh.servers {
 		wg.Add(1)
@@ -106,11 +142,18 @@ func (sh *shell) notify(s *shellServer, n mcp.Notification) {
 		}
 		line = logText(&p)
 	case mcp.NotificationToolsListChanged, mcp.NotificationPromptsListChanged, mcp.NotificationResourcesListChanged:
+		// Listed again off the session's goroutine, and told only if the
+		// names differ.
 		what := strings.TrimSuffix(strings.TrimPrefix(n.Method, "notifications/"), "/list_changed")
 		s.mu.Lock()
 		delete(s.fresh, what)
 		s.mu.Unlock()
-		line = "the " + what + " changed"
+		sh.background(func() {
+			if diff := s.relist(what); diff != "" {
+				fmt.Fprintf(sh.out, "%s: the %s changed: %s\n", s.name, what, diff)
+			}
+		})
+		return
 	case mcp.NotificationResourceUpdated:
 		var p struct {
 			URI string `json:"uri"`
@@ -130,7 +173,10 @@ var errQuit = errors.New("quit")
 // errQuit when the shell should end, and nil otherwise: a failing command
 // never ends the shell.
 func (sh *shell) exec(ctx context.Context, line string) error {
-	words, err := splitCommand(line)
+	if strings.TrimSpace(line) != "" {
+		sh.lines++
+	}
+	words, err := splitShellLine(line)
 	if err != nil {
 		sh.fail(usagef("%v", err))
 		return nil
@@ -177,6 +223,9 @@ func (sh *shell) exec(ctx context.Context, line string) error {
 	case c == nil:
 		sh.fail(usagef("unknown command %q (help lists them)", inv.command))
 		return nil
+	case inv.command == "watch":
+		sh.fail(usagef("the shell prints the servers' notifications as they come; tako watch is for outside it"))
+		return nil
 	case !c.server || inv.command == "servers" || inv.command == "bridge":
 		sh.fail(usagef("%s is not a shell command; run tako %s outside the shell", inv.command, inv.command))
 		return nil
@@ -203,6 +252,7 @@ func (sh *shell) exec(ctx context.Context, line string) error {
 	case err == nil:
 	case errors.As(err, &te):
 		fmt.Fprintf(sh.out, "(the tool reported an error)\n")
+		sh.record(exitToolError)
 	case errors.As(err, &ue):
 		sh.fail(err)
 	default:
@@ -224,9 +274,31 @@ func sessionDone(t transport.Transport) <-chan struct{} {
 	return nil
 }
 
-// fail prints err as one line.
+// fail prints err as one line, whole under -v.
 func (sh *shell) fail(err error) {
-	fmt.Fprintf(sh.out, "error: %s\n", truncate(cleanLine(err.Error()), maxMessage))
+	msg := cleanLine(err.Error())
+	if !sh.verbose {
+		msg = truncate(msg, maxMessage)
+	}
+	fmt.Fprintf(sh.out, "error: %s\n", msg)
+	sh.record(exitCode(err))
+}
+
+// record counts a line that failed with status code.
+func (sh *shell) record(code int) {
+	sh.failures++
+	if sh.failed == 0 {
+		sh.failed = code
+	}
+}
+
+// result is how a shell whose lines were piped in ends: with the status
+// of the first line that failed, as a script would want to know.
+func (sh *shell) result() error {
+	if sh.failed == 0 {
+		return nil
+	}
+	return &statusError{code: sh.failed, msg: fmt.Sprintf("shell: %d of %d commands failed (the first with status %d)", sh.failures, sh.lines, sh.failed)}
 }
 
 func (sh *shell) help(args []string) {
@@ -267,23 +339,82 @@ const listTimeout = 5 * time.Second
 func (s *shellServer) lists(ctx context.Context) ([]mcp.Tool, []mcp.Prompt, []mcp.Resource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	caps := s.t.ServerInfo().Capabilities
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	if !s.fresh["tools"] && caps.Tools != nil {
-		if tools, err := s.t.ListTools(ctx); err == nil {
-			s.tools, s.fresh["tools"] = tools, true
-		}
-	}
-	if !s.fresh["prompts"] && caps.Prompts != nil {
-		if prompts, err := s.t.ListPrompts(ctx); err == nil {
-			s.prompts, s.fresh["prompts"] = prompts, true
-		}
-	}
-	if !s.fresh["resources"] && caps.Resources != nil {
-		if res, err := s.t.ListResources(ctx); err == nil {
-			s.resources, s.fresh["resources"] = res, true
+	for _, what := range []string{"tools", "prompts", "resources"} {
+		if !s.fresh[what] {
+			s.listLocked(ctx, what)
 		}
 	}
 	return slices.Clone(s.tools), slices.Clone(s.prompts), slices.Clone(s.resources)
+}
+
+// relist lists what again after the server said it changed, and returns
+// the names added and removed ("+ a, - b"), or "" when none changed or
+// nothing was known before.
+func (s *shellServer) relist(what string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	before, known := s.names[what]
+	if !s.listLocked(ctx, what) || !known {
+		return ""
+	}
+	return nameDiff(before, s.names[what])
+}
+
+// listLocked lists what (s.mu held) and reports whether it could.
+func (s *shellServer) listLocked(ctx context.Context, what string) bool {
+	caps := s.t.ServerInfo().Capabilities
+	var names []string
+	switch {
+	case what == "tools" && caps.Tools != nil:
+		tools, err := s.t.ListTools(ctx)
+		if err != nil {
+			return false
+		}
+		s.tools = tools
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+	case what == "prompts" && caps.Prompts != nil:
+		prompts, err := s.t.ListPrompts(ctx)
+		if err != nil {
+			return false
+		}
+		s.prompts = prompts
+		for _, p := range prompts {
+			names = append(names, p.Name)
+		}
+	case what == "resources" && caps.Resources != nil:
+		res, err := s.t.ListResources(ctx)
+		if err != nil {
+			return false
+		}
+		s.resources = res
+		for _, r := range res {
+			names = append(names, r.URI)
+		}
+	default:
+		return false
+	}
+	s.fresh[what], s.names[what] = true, names
+	return true
+}
+
+// nameDiff says which names after added and removed: "+ a, - b".
+func nameDiff(before, after []string) string {
+	var parts []string
+	for _, n := range after {
+		if !slices.Contains(before, n) {
+			parts = append(parts, "+ "+cleanLine(n))
+		}
+	}
+	for _, n := range before {
+		if !slices.Contains(after, n) {
+			parts = append(parts, "- "+cleanLine(n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -68,8 +68,10 @@ func TestShellScript(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := runShell(context.Background(), []string{"--stdio", demo, "--stdio", demo + " -name second", "--no-history"},
 		strings.NewReader(script), &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("runShell: %v\nstderr: %s", err, stderr.String())
+	// Lines piped in are a script: the shell fails as its first failed
+	// line did (call add a=two: a usage error).
+	if exitCode(err) != exitUsage || err.Error() != "shell: 5 of 11 commands failed (the first with status 2)" {
+		t.Errorf("runShell: %v (exit status %d), want 5 of 11 failed, status 2\nstderr: %s", err, exitCode(err), stderr.String())
 	}
 	out := stdout.String()
 	t.Logf("stdout:\n%s", out)
@@ -221,5 +223,76 @@ func TestShellNotifications(t *testing.T) {
 	}
 	if err := sh.exec(context.Background(), "exit"); err != errQuit {
 		t.Errorf("exit returned %v", err)
+	}
+}
+
+// TestShellPipedExitStatus: a script piped into the shell exits 0 when
+// every line worked, and with the status of the first that failed
+// otherwise (issue 22: it exited 0 whatever happened).
+func TestShellPipedExitStatus(t *testing.T) {
+	demo := demoCommand(t)
+	for script, want := range map[string]int{
+		"call echo message=ok\nping\n":      exitOK,
+		"call fail\ncall echo message=ok\n": exitToolError,
+		"call nope\nping\n":                 exitUsage,
+		"prompt nope\nping\n":               exitFailure,
+	} {
+		var stdout, stderr bytes.Buffer
+		err := runShell(context.Background(), []string{"--stdio", demo, "--no-history"}, strings.NewReader(script), &stdout, &stderr)
+		if got := exitCode(err); got != want {
+			t.Errorf("%q: exit status %d (%v), want %d\n%s", script, got, err, want, stdout.String())
+		}
+	}
+}
+
+// TestShellJSONNeedsNoQuotes: a JSON object typed at the prompt is one
+// argument, however many blanks and quotes it holds.
+func TestShellJSONNeedsNoQuotes(t *testing.T) {
+	sh, _, out := memoryShell(t)
+	if err := sh.exec(context.Background(), `call echo {"message": "hi there", "loud": true}`); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ran echo\n") || strings.Contains(out.String(), "error") {
+		t.Errorf("output: %q", out.String())
+	}
+}
+
+// TestShellListChangeToldOnce: the notifications that change nothing
+// (servers send several at start) print nothing; a change is told once,
+// with what it added.
+func TestShellListChangeToldOnce(t *testing.T) {
+	sh, srv, out := memoryShell(t)
+	ctx := context.Background()
+	sh.complete(ctx, "call ", 5) // the lists as they were, listed at start
+	for range 3 {
+		if err := srv.NotifyToolsListChanged(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.AddTool(mcp.Tool{Name: "extra"}, func(ctx context.Context, req *mcptest.CallRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	if err := srv.NotifyToolsListChanged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitForOutput(t, out, "mem: the tools changed: + extra\n")
+	if err := sh.exec(ctx, "tools"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "mem: the tools changed"); n != 1 {
+		t.Errorf("the change is told %d times:\n%s", n, out.String())
+	}
+}
+
+// TestShellCompletesValues: after key= TAB offers the values the tool's
+// schema allows (here a boolean's).
+func TestShellCompletesValues(t *testing.T) {
+	sh, _, _ := memoryShell(t)
+	got, n := sh.complete(context.Background(), "call echo loud=", len("call echo loud="))
+	if !slices.Equal(got, []string{"false ", "true "}) || n != len("loud=") {
+		t.Errorf("complete loud= = %q, %d", got, n)
+	}
+	if got, _ := sh.complete(context.Background(), "call echo loud=t", len("call echo loud=t")); !slices.Equal(got, []string{"rue "}) {
+		t.Errorf("complete loud=t = %q", got)
 	}
 }

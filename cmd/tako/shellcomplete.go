@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +15,10 @@ import (
 // in runes of the typed part they share. Commands complete first; then tool
 // names after call, prompt names after prompt, resource URIs after read,
 // server names after use, and, after a tool or prompt name, the argument
-// keys not given yet (as "key="). A complete name is followed by a space,
-// a key by nothing, so that the value comes next.
+// keys not given yet (as "key="), and after "key=" the values: those the
+// server completes for a prompt's argument (completion/complete), the
+// choices (enum) or true and false of a tool's. A complete name or value
+// is followed by a space, a key by nothing, so that the value comes next.
 func (sh *shell) complete(ctx context.Context, line string, pos int) (suffixes []string, length int) {
 	r := []rune(line)
 	if pos > len(r) {
@@ -57,6 +60,13 @@ func (sh *shell) complete(ctx context.Context, line string, pos int) (suffixes [
 			for _, p := range prompts {
 				cands = append(cands, p.Name+" ")
 			}
+		case words[0] == "call" && strings.Contains(partial, "="):
+			if i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == words[1] }); i >= 0 {
+				key, _, _ := strings.Cut(partial, "=")
+				for _, v := range schemaValues(tools[i].InputSchema, key) {
+					cands = append(cands, key+"="+v+" ")
+				}
+			}
 		case words[0] == "call":
 			if i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == words[1] }); i >= 0 {
 				for _, a := range toolArgs(tools[i].InputSchema) {
@@ -64,6 +74,13 @@ func (sh *shell) complete(ctx context.Context, line string, pos int) (suffixes [
 				}
 			}
 			cands = unused(cands, words[2:])
+		case words[0] == "prompt" && strings.Contains(partial, "="):
+			// The server completes the value (completion/complete), with
+			// the arguments already given as its context.
+			key, value, _ := strings.Cut(partial, "=")
+			for _, v := range sh.cur.completeValue(ctx, mcp.CompleteRef{Type: "ref/prompt", Name: words[1]}, key, value, words[2:]) {
+				cands = append(cands, key+"="+v+" ")
+			}
 		case words[0] == "prompt":
 			if i := slices.IndexFunc(prompts, func(p mcp.Prompt) bool { return p.Name == words[1] }); i >= 0 {
 				for _, a := range prompts[i].Arguments {
@@ -105,4 +122,68 @@ func (c shellCompleter) Do(line []rune, pos int) ([][]rune, int) {
 		out[i] = []rune(s)
 	}
 	return out, n
+}
+
+// completeValue asks the server to complete the argument key of ref from
+// value, the other key=value words as the context. Nothing when the server
+// does not complete, or does not answer in time.
+func (s *shellServer) completeValue(ctx context.Context, ref mcp.CompleteRef, key, value string, given []string) []string {
+	if s.t.ServerInfo().Capabilities.Completions == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	params := &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteArgument{Name: key, Value: value}}
+	args := map[string]string{}
+	for _, w := range given {
+		if k, v, ok := strings.Cut(w, "="); ok && k != key {
+			args[k] = v
+		}
+	}
+	if len(args) > 0 {
+		params.Context = &mcp.CompleteContext{Arguments: args}
+	}
+	res, err := s.t.Complete(ctx, params)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range res.Completion.Values {
+		if c := cleanLine(v); c == v && !strings.ContainsAny(v, " '\"\\") {
+			out = append(out, v) // a value the line can hold unquoted
+		}
+	}
+	return out
+}
+
+// schemaValues are the values a tool's argument key can take that the
+// schema lists: its enum, or true and false for a boolean.
+func schemaValues(schema json.RawMessage, key string) []string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage   `json:"type"`
+			Enum []json.RawMessage `json:"enum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	p, ok := s.Properties[key]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, e := range p.Enum {
+		var v string
+		if json.Unmarshal(e, &v) != nil {
+			v = string(e)
+		}
+		if v != "" && !strings.ContainsAny(v, " '\"\\") && cleanLine(v) == v {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 && slices.Contains((propSchema{Type: p.Type}).types(), "boolean") {
+		out = []string{"false", "true"}
+	}
+	return out
 }

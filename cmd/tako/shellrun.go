@@ -15,21 +15,34 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/mcp"
 )
 
 // shellInvocation is a parsed `tako shell` command line.
 type shellInvocation struct {
 	serverSet
 	noHistory bool
+	roots     []mcp.Root    // --root DIR, given to every server
+	llm       providerFlags // the model that answers sampling requests
 }
 
 // parseShellArgs parses the arguments after "shell".
 func parseShellArgs(args []string) (*shellInvocation, error) {
 	s := &shellInvocation{}
 	bools := map[string]func(bool){"no-history": func(v bool) { s.noHistory = v }}
-	positional, err := s.parse("shell", args, nil, bools)
+	own := map[string]func(string) error{"root": func(v string) error {
+		r, err := parseRoot(v)
+		s.roots = append(s.roots, r)
+		return err
+	}}
+	for name, set := range providerFlagSetters {
+		own[name] = func(v string) error { return set(&s.llm, v) }
+	}
+	positional, err := s.parse("shell", args, own, bools)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.llm.check(); err != nil {
 		return nil, err
 	}
 	if len(positional) > 0 && !s.help {
@@ -126,11 +139,17 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			}
 			return shellReadLine(rl, outRef.Load(), prompt)
 		}}
+	var person *elicitPrompter
 	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
 		// Only with a person at a terminal: lines piped in are commands,
 		// not answers to a form they cannot see coming.
-		for i := range inv.serverSet.servers {
-			inv.serverSet.servers[i].session = &transport.Options{Handlers: prompter.handlers()}
+		person = prompter
+	}
+	for i := range inv.serverSet.servers {
+		o := &inv.serverSet.servers[i]
+		o.roots, o.llm = inv.roots, inv.llm
+		if o.session, err = sessionOptions(o, person, prompter.out); err != nil {
+			return err
 		}
 	}
 	servers, err := connectShellServers(ctx, &inv.serverSet, names, logger)
@@ -175,10 +194,28 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	rlRef.Store(rl)
 	sh := newShell(servers, shellOut, inv.timeout)
 	defer sh.close()
+	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+		// Keys typed between two line reads wait for the next (shellterm_unix.go).
+		if restore, err := typeAhead(int(f.Fd())); err == nil {
+			defer restore()
+		}
+	}
 	defer rl.Close()
 	fmt.Fprintf(shellOut, "Connected to %s. Type help for the commands, quit or Ctrl-D to leave.\n", joinNames(sh.serverNames()))
 	rl.Config.AutoComplete = shellCompleter{sh: sh, ctx: ctx}
 
+	sh.verbose = inv.verbose
+	// Lines piped in are a script: one that failed makes the shell fail.
+	piped := true
+	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+		piped = false
+	}
+	end := func() error {
+		if piped {
+			return keepWhole(sh.result(), inv.verbose)
+		}
+		return nil
+	}
 	for {
 		rl.SetPrompt(sh.prompt())
 		line, err := rl.Readline()
@@ -186,18 +223,18 @@ func runShell(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		case errors.Is(err, readline.ErrInterrupt):
 			continue
 		case errors.Is(err, io.EOF):
-			return nil
+			return end()
 		case err != nil:
 			return fmt.Errorf("shell: reading the terminal: %w", err)
 		}
 		if ctx.Err() != nil {
-			return nil
+			return end()
 		}
 		running.Store(true)
 		err = runLine(ctx, sh, line)
 		running.Store(false)
 		if errors.Is(err, errQuit) {
-			return nil
+			return end()
 		}
 	}
 }

@@ -23,7 +23,40 @@ import (
 // > ( ) or a backquote) is an error rather than a literal argument: a user
 // who writes "server | tee log" expects a pipe that would silently not
 // happen. Quote the character to pass it on.
-func splitCommand(s string) ([]string, error) {
+func splitCommand(s string) ([]string, error) { return splitWords(s, false) }
+
+// splitShellLine splits a line typed at tako shell as splitCommand does,
+// except that a word that starts with { or [ is a JSON value, taken whole
+// up to its matching bracket, quotes and blanks in it included, so that
+// call echo {"message": "hi there"} needs no quoting around the JSON.
+func splitShellLine(s string) ([]string, error) { return splitWords(s, true) }
+
+// jsonEnd returns the index just past the JSON object or array that starts
+// at s[i], or -1 when its brackets do not close: brackets inside strings
+// are not counted, and a string ends at an unescaped quote.
+func jsonEnd(s string, i int) int {
+	depth, inString := 0, false
+	for j := i; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case inString && c == '\\':
+			j++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return -1
+}
+
+func splitWords(s string, keepJSON bool) ([]string, error) {
 	var (
 		words   []string
 		cur     strings.Builder
@@ -61,6 +94,17 @@ func splitCommand(s string) ([]string, error) {
 				cur.WriteByte(c)
 			}
 		default:
+			if keepJSON && !inWord && (c == '{' || c == '[') {
+				end := jsonEnd(s, i)
+				if end < 0 {
+					return nil, fmt.Errorf("the JSON at offset %d does not close its %q", i, c)
+				}
+				if end == len(s) || strings.IndexByte(" \t\n", s[end]) >= 0 {
+					words = append(words, s[i:end])
+					i = end - 1
+					continue
+				}
+			}
 			switch c {
 			case ' ', '\t', '\n':
 				if inWord {

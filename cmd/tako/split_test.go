@@ -131,3 +131,28 @@ func FuzzSplitCommand(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitShellLineKeepsJSON: at the shell's prompt a JSON object or
+// array needs no quotes: it is one word, its quotes and blanks kept.
+func TestSplitShellLineKeepsJSON(t *testing.T) {
+	for line, want := range map[string][]string{
+		`call echo {"message": "hi there"}`:            {"call", "echo", `{"message": "hi there"}`},
+		`call echo {"m": "a } b", "n": [1, {"x": 2}]}`: {"call", "echo", `{"m": "a } b", "n": [1, {"x": 2}]}`},
+		`call echo {"m": "say \"}\""} --json`:          {"call", "echo", `{"m": "say \"}\""}`, "--json"},
+		`call echo '{"message": "quoted"}'`:            {"call", "echo", `{"message": "quoted"}`},
+		`prompt p x={a} y`:                             {"prompt", "p", "x={a}", "y"},
+		`call t {a}b`:                                  {"call", "t", "{a}b"}, // not JSON on its own: a shell word
+	} {
+		got, err := splitShellLine(line)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("splitShellLine(%q) = %q, %v; want %q", line, got, err, want)
+		}
+	}
+	if _, err := splitShellLine(`call echo {"message": "open`); err == nil || !strings.Contains(err.Error(), "does not close") {
+		t.Errorf("unclosed JSON: %v", err)
+	}
+	// Outside the shell, --stdio "..." splits as a POSIX shell would.
+	if got, _ := splitCommand(`a {"b": 1}`); !slices.Equal(got, []string{"a", "{b:", "1}"}) {
+		t.Errorf("splitCommand changed: %q", got)
+	}
+}

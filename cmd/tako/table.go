@@ -9,9 +9,9 @@ import (
 
 // writeTable prints rows under header in columns two spaces apart. Every
 // column but the last is as wide as its widest cell and never cut (a URI
-// or a name is what the next command needs); the last is cut to fit
-// tableWidth. Cells must already be clean (cleanLine). With no rows it
-// prints empty instead.
+// or a name is what the next command needs); the last is cut to fit the
+// terminal, and not at all when w is not one (outputWidth). Cells must
+// already be clean (cleanLine). With no rows it prints empty instead.
 func writeTable(w io.Writer, empty string, header []string, rows [][]string) error {
 	if len(rows) == 0 {
 		_, err := io.WriteString(w, empty+"\n")
@@ -30,13 +30,16 @@ func writeTable(w io.Writer, empty string, header []string, rows [][]string) err
 	for _, n := range widths[:len(widths)-1] {
 		used += n + 2
 	}
-	last := max(tableWidth-used, 20)
+	last := 0 // no bound
+	if width := outputWidth(w); width > 0 {
+		last = max(width-used, minSummary)
+	}
 	var b bytes.Buffer
 	line := func(cells []string) {
 		var l strings.Builder
 		for i, c := range cells {
 			if i == len(cells)-1 {
-				l.WriteString(truncate(c, last))
+				l.WriteString(fit(c, last))
 				break
 			}
 			l.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))

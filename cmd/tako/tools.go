@@ -12,21 +12,27 @@ import (
 	"github.com/tako-mcp/tako/transport"
 )
 
-// tableWidth is the width the tools table fits in: a little more than the
-// classic 80 columns, which every terminal has nowadays.
-const tableWidth = 100
+// minSummary is the fewest columns a table's last column is cut to, on a
+// terminal too narrow for the others.
+const minSummary = 20
 
 // toolsCommand implements `tako tools`.
 func toolsCommand(inv *invocation) (operation, error) {
-	if len(inv.args) > 0 {
-		return nil, usagef("tools takes no arguments, got %q", inv.args[0])
+	switch {
+	case len(inv.args) > 1:
+		return nil, usagef("tools takes at most one tool name, got %d arguments (tako tools NAME describes one)", len(inv.args))
+	case len(inv.args) == 1:
+		name := inv.args[0]
+		return func(ctx context.Context, t transport.Transport, stdout, _ io.Writer) error {
+			return describeTool(ctx, t, stdout, name, inv.opts.format)
+		}, nil
 	}
 	return func(ctx context.Context, t transport.Transport, stdout, _ io.Writer) error {
 		if inv.opts.raw() {
 			return writeList(ctx, t, stdout, mcp.MethodToolsList, t.ServerInfo().Capabilities.Tools != nil, inv.opts.format)
 		}
 		tools, err := t.ListTools(ctx)
-		if err != nil {
+		if err != nil && !notOffered(err) {
 			return err
 		}
 		return writeToolTable(stdout, tools)
@@ -35,9 +41,10 @@ func toolsCommand(inv *invocation) (operation, error) {
 
 // writeToolTable prints the tools as three columns: name, hints and a
 // one-line summary. Names are never shortened (they are what `tako call`
-// needs); summaries are cut to fit tableWidth. Everything the server sent is
-// cleaned of control characters, so a hostile description cannot move the
-// cursor or change the terminal's colours.
+// needs); summaries are cut to fit the terminal (outputWidth), and not at
+// all when w is not one. Everything the server sent is cleaned of control
+// characters, so a hostile description cannot move the cursor or change
+// the terminal's colours.
 func writeToolTable(w io.Writer, tools []mcp.Tool) error {
 	if len(tools) == 0 {
 		_, err := io.WriteString(w, "(the server has no tools)\n")
@@ -50,13 +57,16 @@ func writeToolTable(w io.Writer, tools []mcp.Tool) error {
 		names[i] = signature(tools[i].Name, toolArgs(tools[i].InputSchema))
 		nameWidth = max(nameWidth, utf8.RuneCountInString(names[i]))
 	}
-	summaryWidth := max(tableWidth-nameWidth-len(hintsHeader)-4, 20)
+	summaryWidth := 0 // no bound
+	if width := outputWidth(w); width > 0 {
+		summaryWidth = max(width-nameWidth-len(hintsHeader)-4, minSummary)
+	}
 
 	var b bytes.Buffer
 	row := func(name, hints, summary string) {
 		line := name + strings.Repeat(" ", nameWidth-utf8.RuneCountInString(name)+2) +
 			hints + strings.Repeat(" ", len(hintsHeader)-len(hints)+2) +
-			truncate(summary, summaryWidth)
+			fit(summary, summaryWidth)
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')
 	}
