@@ -146,6 +146,18 @@ func TestCLIConfig(t *testing.T) {
 	if n := strings.Count(r.stdout, "ok: "); n != 2 {
 		t.Errorf("servers: %d servers answered, want 2", n)
 	}
+	// --json: the same, as a document (the flag was ignored before).
+	r = runCLI(t, ctx, "servers", "--config", file, "--json")
+	var doc struct {
+		Servers []struct {
+			Name, Transport string
+			OK              bool
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil || len(doc.Servers) != 2 ||
+		!doc.Servers[0].OK || !doc.Servers[1].OK || doc.Servers[0].Name != "local" || doc.Servers[1].Transport != "http" {
+		t.Errorf("servers --json: exit %d, %v, stdout %q", r.code, err, r.stdout)
+	}
 
 	r = runCLI(t, ctx, "call", "get-env", "--config", file, "--server", "local")
 	if r.code != 0 || !strings.Contains(r.stdout, "from-config") {

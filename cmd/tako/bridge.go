@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"sync"
 
 	"github.com/tako-mcp/tako/dial"
@@ -209,6 +210,17 @@ func bridgeBackendFor(o *options, logger *slog.Logger) (bridgeBackend, error) {
 	}
 	if s.Kind == dial.GRPC {
 		return nil, usagef("bridge serves a --stdio, --http or --ws server; a --grpc one has no message stream to bridge")
+	}
+	if s.Kind == dial.Stdio {
+		// Each client starts the command: one that cannot start is said
+		// now, before the bridge listens, not to every client later.
+		if _, err := exec.LookPath(s.Command); err != nil {
+			w, _ := startFailure(s.Command, err)
+			if w == "" {
+				w = err.Error()
+			}
+			return nil, &failure{msg: "bridge: cannot start " + w, err: err}
+		}
 	}
 	opts := &transport.Options{Logger: logger}
 	return func(ctx context.Context) (transport.Conn, error) {

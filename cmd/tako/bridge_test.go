@@ -274,3 +274,16 @@ func TestBridgeWSServesHTTPServer(t *testing.T) {
 	r = tako(t, "bridge", "--listen-ws", "127.0.0.1:0", "--grpc", "127.0.0.1:9", "--plaintext")
 	r.wantFailure(t, exitUsage, "a --grpc one has no message stream to bridge")
 }
+
+// TestBridgeCommandNotFound: a bridge whose command cannot start says so
+// at once, exit 3, and listens on nothing. Before, it started, printed its
+// URL, answered every client with a failure and said nothing.
+func TestBridgeCommandNotFound(t *testing.T) {
+	for _, cmd := range []string{"no-such-server-for-tako", "/nonexistent/tako-test/server"} {
+		r := tako(t, "bridge", "--listen-ws", "127.0.0.1:0", "--stdio", cmd)
+		r.wantFailure(t, exitFailure, "bridge: cannot start "+cmd+": ")
+		if r.stdout != "" {
+			t.Errorf("the bridge printed %q", r.stdout)
+		}
+	}
+}

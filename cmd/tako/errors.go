@@ -23,12 +23,12 @@ func startFailure(name string, err error) (string, bool) {
 	var pe *fs.PathError
 	var ee *exec.Error
 	switch {
-	case errors.As(err, &ee):
-		return fmt.Sprintf("%s: %v (is it installed, and on PATH?)", ee.Name, ee.Err), true
 	case errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist):
 		return fmt.Sprintf("%s: no such file (is it installed, and is the path right?)", pe.Path), true
 	case errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrPermission):
 		return fmt.Sprintf("%s: permission denied (is it executable?)", pe.Path), true
+	case errors.As(err, &ee):
+		return fmt.Sprintf("%s: %v (is it installed, and on PATH?)", ee.Name, ee.Err), true
 	}
 	return "", false
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -66,7 +67,24 @@ func runServers(ctx context.Context, inv *invocation, stdout io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	if err := writeTable(stdout, "", []string{"NAME", "TRANSPORT", "TARGET", "STATUS"}, rows); err != nil {
+	if o.raw() {
+		// --json: one object per server, the table's columns as members.
+		type row struct {
+			Name      string `json:"name"`
+			Transport string `json:"transport"`
+			Target    string `json:"target"`
+			Status    string `json:"status"`
+			OK        bool   `json:"ok"`
+		}
+		out := make([]row, len(rows))
+		for i, r := range rows {
+			out[i] = row{Name: list[i].Name, Transport: r[1], Target: targetOf(&list[i]), Status: r[3], OK: strings.HasPrefix(r[3], "ok")}
+		}
+		b, _ := json.Marshal(map[string]any{"servers": out})
+		if err := writeRaw(stdout, b, o.format); err != nil {
+			return err
+		}
+	} else if err := writeTable(stdout, "", []string{"NAME", "TRANSPORT", "TARGET", "STATUS"}, rows); err != nil {
 		return err
 	}
 	if failed > 0 {

@@ -142,7 +142,7 @@ func (set *serverSet) resolve(cmd string) ([]string, error) {
 		}
 	}
 	if len(set.servers) == 0 {
-		return nil, usagef(`tako %s needs a server: --stdio "CMD ARGS...", --http URL or --config FILE`, cmd)
+		return nil, usagef(`%s needs a server: --stdio "CMD ARGS...", --http URL or --config FILE`, cmd)
 	}
 	for i := range set.servers {
 		if set.logLevel != "" {
