@@ -79,7 +79,7 @@ func TestEverythingResources(t *testing.T) {
 		// at once, then every 5 s) until the test ends.
 		const uri = "demo://resource/dynamic/text/1"
 		updates := make(chan string, 8)
-		if err := s.SubscribeResource(ctx, uri, func(p *mcp.ResourceUpdatedParams) {
+		if err := s.SubscribeResource(ctx, &mcp.SubscribeParams{URI: uri}, func(p *mcp.ResourceUpdatedParams) {
 			select {
 			case updates <- p.URI:
 			default:
@@ -96,7 +96,7 @@ func TestEverythingResources(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("no notifications/resources/updated")
 		}
-		if err := s.UnsubscribeResource(ctx, uri); err != nil {
+		if err := s.UnsubscribeResource(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatal(err)
 		}
 		call(t, ctx, s, "toggle-subscriber-updates", `{}`) // stop the timer

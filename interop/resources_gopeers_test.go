@@ -61,7 +61,7 @@ func testResourceSubscriptions(t *testing.T, ctx context.Context, s *transport.S
 	})()
 	updates := map[string]chan string{"mem://a": make(chan string, 16), "mem://b": make(chan string, 16)}
 	for uri, ch := range updates {
-		if err := s.SubscribeResource(ctx, uri, func(p *mcp.ResourceUpdatedParams) { ch <- p.URI }); err != nil {
+		if err := s.SubscribeResource(ctx, &mcp.SubscribeParams{URI: uri}, func(p *mcp.ResourceUpdatedParams) { ch <- p.URI }); err != nil {
 			t.Fatalf("subscribe %s: %v", uri, err)
 		}
 	}
@@ -91,7 +91,7 @@ func testResourceSubscriptions(t *testing.T, ctx context.Context, s *transport.S
 		}
 	}
 
-	if err := s.UnsubscribeResource(ctx, "mem://a"); err != nil {
+	if err := s.UnsubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://a"}); err != nil {
 		t.Fatal(err)
 	}
 	call(t, ctx, s, "touch", `{"uri":"mem://a"}`)
@@ -102,7 +102,7 @@ func testResourceSubscriptions(t *testing.T, ctx context.Context, s *transport.S
 		t.Fatalf("an update for %s after unsubscribing", got)
 	default:
 	}
-	if err := s.UnsubscribeResource(ctx, "mem://b"); err != nil {
+	if err := s.UnsubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://b"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -131,7 +131,7 @@ func testMCPGoTasks(t *testing.T, ctx context.Context, s *transport.Session) {
 		if !errors.Is(err, transport.ErrTaskCancelled) {
 			t.Fatalf("wait after cancel: %v, want ErrTaskCancelled", err)
 		}
-		ti, err := s.GetTask(ctx, task.ID())
+		ti, err := s.GetTask(ctx, &mcp.GetTaskParams{TaskID: task.ID()})
 		if err != nil || ti.Status != mcp.TaskCancelled {
 			t.Errorf("tasks/get after cancel: %+v, %v", ti, err)
 		}
@@ -155,7 +155,7 @@ func TestMCPGoTasksModern(t *testing.T) {
 	if err != nil || res.Text() != "slept 1 ms" {
 		t.Fatalf("wait: %v, %v", res, err)
 	}
-	if _, err := s.GetTask(ctx, "nope"); !errors.Is(err, transport.ErrCapability) {
+	if _, err := s.GetTask(ctx, &mcp.GetTaskParams{TaskID: "nope"}); !errors.Is(err, transport.ErrCapability) {
 		t.Errorf("GetTask without the extension: %v, want ErrCapability", err)
 	}
 }

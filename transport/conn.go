@@ -8,6 +8,27 @@
 // matched, the handshake run, server requests answered, progress routed and
 // cancellation sent (DESIGN.md rule 1). A transport whose wire is not
 // JSON-RPC (gRPC) implements Transport directly.
+//
+// # Which call to use
+//
+// Every call takes a context and the method's own params, by pointer
+// (nil where the method has none), and returns a typed result:
+//
+//	to ...                                     use
+//	list every tool (all pages, typed)         [Transport.ListTools]
+//	walk a huge list a page at a time          [Session.Tools] (an iterator); [Session.ListToolsPage] for one page and its cursor
+//	call a tool                                [Transport.CallTool] with [mcp.CallToolParams]
+//	call a tool with a Go value as arguments   [CallToolWith] (marshals the value; otherwise CallTool)
+//	run a tool as a task, poll it, cancel it   [Session.CallToolTask], then [Task.Wait], [Session.GetTask], [Session.CancelTask]
+//	get the protocol's own JSON of any result  [Call] (any [Caller]: the Session, the gRPC client), as tako --json does
+//	a tool of the program's own beside them    registry.Registry (a Go function with a JSON Schema)
+//
+// Resources and prompts follow the same shape ([Transport.ListResources],
+// [Transport.ReadResource], [Session.SubscribeResource],
+// [Transport.ListPrompts], [Transport.GetPrompt]), as do the siblings of
+// each list's page and iterator methods. [Session.Call] is the Caller
+// method under [Call]; call [Call] rather than it, since it works on any
+// Transport that can carry raw requests.
 package transport
 
 import (

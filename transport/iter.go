@@ -213,15 +213,23 @@ func onePage[R any](ctx context.Context, s *Session, method string, cursor *stri
 	return r, nil
 }
 
-// ListToolsPage fetches one page of tools/list: the first when cursor is
-// nil, else the page that cursor names (pass the previous page's
+// pageCursor is p's cursor; a nil p asks for the first page.
+func pageCursor(p *mcp.ListParams) *string {
+	if p == nil {
+		return nil
+	}
+	return p.Cursor
+}
+
+// ListToolsPage fetches one page of tools/list: the first when p (or its
+// Cursor) is nil, else the page that p.Cursor names (pass the previous page's
 // NextCursor). A nil NextCursor in the result means the last page, in every
 // era (a legacy server's "" is turned into nil; on 2026-07-28 "" is a
 // cursor). A refused cursor is an error wrapping ErrInvalidCursor. On the
 // 2026-07-28 wire over Streamable HTTP, prefer ListTools or Tools: the Conn
 // learns each tool's x-mcp-header parameters only from complete listings.
-func (s *Session) ListToolsPage(ctx context.Context, cursor *string) (*mcp.ListToolsResult, error) {
-	r, err := onePage[mcp.ListToolsResult](ctx, s, mcp.MethodToolsList, cursor, s.ServerInfo().Capabilities.Tools != nil)
+func (s *Session) ListToolsPage(ctx context.Context, p *mcp.ListParams) (*mcp.ListToolsResult, error) {
+	r, err := onePage[mcp.ListToolsResult](ctx, s, mcp.MethodToolsList, pageCursor(p), s.ServerInfo().Capabilities.Tools != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +239,8 @@ func (s *Session) ListToolsPage(ctx context.Context, cursor *string) (*mcp.ListT
 }
 
 // ListResourcesPage fetches one page of resources/list; see ListToolsPage.
-func (s *Session) ListResourcesPage(ctx context.Context, cursor *string) (*mcp.ListResourcesResult, error) {
-	r, err := onePage[mcp.ListResourcesResult](ctx, s, mcp.MethodResourcesList, cursor, s.ServerInfo().Capabilities.Resources != nil)
+func (s *Session) ListResourcesPage(ctx context.Context, p *mcp.ListParams) (*mcp.ListResourcesResult, error) {
+	r, err := onePage[mcp.ListResourcesResult](ctx, s, mcp.MethodResourcesList, pageCursor(p), s.ServerInfo().Capabilities.Resources != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +250,8 @@ func (s *Session) ListResourcesPage(ctx context.Context, cursor *string) (*mcp.L
 
 // ListResourceTemplatesPage fetches one page of resources/templates/list;
 // see ListToolsPage.
-func (s *Session) ListResourceTemplatesPage(ctx context.Context, cursor *string) (*mcp.ListResourceTemplatesResult, error) {
-	r, err := onePage[mcp.ListResourceTemplatesResult](ctx, s, mcp.MethodResourcesTemplatesList, cursor, s.ServerInfo().Capabilities.Resources != nil)
+func (s *Session) ListResourceTemplatesPage(ctx context.Context, p *mcp.ListParams) (*mcp.ListResourceTemplatesResult, error) {
+	r, err := onePage[mcp.ListResourceTemplatesResult](ctx, s, mcp.MethodResourcesTemplatesList, pageCursor(p), s.ServerInfo().Capabilities.Resources != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +260,8 @@ func (s *Session) ListResourceTemplatesPage(ctx context.Context, cursor *string)
 }
 
 // ListPromptsPage fetches one page of prompts/list; see ListToolsPage.
-func (s *Session) ListPromptsPage(ctx context.Context, cursor *string) (*mcp.ListPromptsResult, error) {
-	r, err := onePage[mcp.ListPromptsResult](ctx, s, mcp.MethodPromptsList, cursor, s.ServerInfo().Capabilities.Prompts != nil)
+func (s *Session) ListPromptsPage(ctx context.Context, p *mcp.ListParams) (*mcp.ListPromptsResult, error) {
+	r, err := onePage[mcp.ListPromptsResult](ctx, s, mcp.MethodPromptsList, pageCursor(p), s.ServerInfo().Capabilities.Prompts != nil)
 	if err != nil {
 		return nil, err
 	}

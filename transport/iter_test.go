@@ -154,7 +154,7 @@ func TestListToolsInvalidCursorRestartsOnce(t *testing.T) {
 	}
 	// One page with a stale cursor: the caller decides.
 	c := "c1"
-	if _, err := s.ListToolsPage(context.Background(), &c); !errors.Is(err, transport.ErrInvalidCursor) {
+	if _, err := s.ListToolsPage(context.Background(), &mcp.ListParams{Cursor: &c}); !errors.Is(err, transport.ErrInvalidCursor) {
 		t.Fatalf("ListToolsPage with a refused cursor: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestListToolsPage(t *testing.T) {
 			var names []string
 			var cursor *string
 			for pages := 0; ; pages++ {
-				page, err := s.ListToolsPage(ctx, cursor)
+				page, err := s.ListToolsPage(ctx, &mcp.ListParams{Cursor: cursor})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -50,7 +50,7 @@ func TestSubscribeResourceListenNotGranted(t *testing.T) {
 	s := connect(t, conn, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := s.SubscribeResource(ctx, "mem://a", func(*mcp.ResourceUpdatedParams) { t.Error("callback of a refused subscription") })
+	err := s.SubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://a"}, func(*mcp.ResourceUpdatedParams) { t.Error("callback of a refused subscription") })
 	if !errors.Is(err, transport.ErrCapability) {
 		t.Fatalf("err = %v, want ErrCapability", err)
 	}
@@ -67,7 +67,7 @@ func TestSubscribeResourceListenDemux(t *testing.T) {
 	defer cancel()
 	updates := make(chan string, 4)
 	for _, uri := range []string{"mem://a", "mem://b"} {
-		if err := s.SubscribeResource(ctx, uri, func(p *mcp.ResourceUpdatedParams) { updates <- uri + " " + p.URI }); err != nil {
+		if err := s.SubscribeResource(ctx, &mcp.SubscribeParams{URI: uri}, func(p *mcp.ResourceUpdatedParams) { updates <- uri + " " + p.URI }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestSubscribeResourceListenDemux(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no update")
 	}
-	if err := s.UnsubscribeResource(ctx, "mem://a"); err != nil {
+	if err := s.UnsubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://a"}); err != nil {
 		t.Fatal(err)
 	}
 	f.waitFor(mcp.NotificationCancelled, 1)

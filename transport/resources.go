@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -24,7 +25,7 @@ import (
 // lost its subscriptions on the server's side: subscribe again after
 // ServerInfo shows a new session, or poll.
 
-// SubscribeResource subscribes to updates of the resource at uri and calls
+// SubscribeResource subscribes to updates of the resource at p.URI and calls
 // fn with each notifications/resources/updated for it, on the session's
 // event goroutine (in order; fn must not block for long, nor wait for a
 // call on this session). Subscribing again to the same URI replaces fn. A
@@ -34,7 +35,11 @@ import (
 // again if the request fails. On 2026-07-28, SubscribeResource returns
 // once the server has acknowledged the URI's listen stream and granted
 // the subscription.
-func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mcp.ResourceUpdatedParams)) error {
+func (s *Session) SubscribeResource(ctx context.Context, p *mcp.SubscribeParams, fn func(*mcp.ResourceUpdatedParams)) error {
+	if p == nil || p.URI == "" {
+		return errors.New("mcp: SubscribeResource needs the resource's URI")
+	}
+	uri := p.URI
 	if err := s.canSubscribe(); err != nil {
 		return err
 	}
@@ -64,11 +69,15 @@ func (s *Session) SubscribeResource(ctx context.Context, uri string, fn func(*mc
 	return err
 }
 
-// UnsubscribeResource ends the subscription to uri: the callback is removed
+// UnsubscribeResource ends the subscription to p.URI: the callback is removed
 // at once, then resources/unsubscribe is sent, or, on 2026-07-28, the URI's
 // listen stream is closed and waited for (bounded by ctx). The same
 // capability rules as SubscribeResource apply.
-func (s *Session) UnsubscribeResource(ctx context.Context, uri string) error {
+func (s *Session) UnsubscribeResource(ctx context.Context, p *mcp.SubscribeParams) error {
+	if p == nil || p.URI == "" {
+		return errors.New("mcp: UnsubscribeResource needs the resource's URI")
+	}
+	uri := p.URI
 	if err := s.canSubscribe(); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestSubscribeResource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	updates := make(chan string, 4)
-	if err := s.SubscribeResource(ctx, "mem://a", func(p *mcp.ResourceUpdatedParams) { updates <- p.URI }); err != nil {
+	if err := s.SubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://a"}, func(p *mcp.ResourceUpdatedParams) { updates <- p.URI }); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -61,7 +61,7 @@ func TestSubscribeResource(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no update")
 	}
-	if err := s.UnsubscribeResource(ctx, "mem://a"); err != nil {
+	if err := s.UnsubscribeResource(ctx, &mcp.SubscribeParams{URI: "mem://a"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.messages(mcp.MethodResourcesUnsubscribe)) != 1 {
@@ -74,7 +74,7 @@ func TestSubscribeResourceNeedsCapability(t *testing.T) {
 		srv := mcptest.New(mcptest.Options{})
 		conn, wait := srv.Pipe(context.Background())
 		s := connect(t, conn, &transport.Options{ProtocolVersion: v})
-		err := s.SubscribeResource(context.Background(), "mem://a", func(*mcp.ResourceUpdatedParams) {})
+		err := s.SubscribeResource(context.Background(), &mcp.SubscribeParams{URI: "mem://a"}, func(*mcp.ResourceUpdatedParams) {})
 		if !errors.Is(err, transport.ErrCapability) {
 			t.Errorf("%s: err = %v", v, err)
 		}

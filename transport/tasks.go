@@ -198,7 +198,7 @@ func (t *Task) setInfo(ti TaskInfo) {
 // Get asks the server for the task's state (tasks/get) and returns it.
 func (t *Task) Get(ctx context.Context) (TaskInfo, error) {
 	if id := t.ID(); id != "" {
-		ti, err := t.s.GetTask(ctx, id)
+		ti, err := t.s.getTask(ctx, id)
 		if err == nil {
 			t.setInfo(ti)
 		}
@@ -213,7 +213,7 @@ func (t *Task) Get(ctx context.Context) (TaskInfo, error) {
 // nothing to cancel.
 func (t *Task) Cancel(ctx context.Context) error {
 	if id := t.ID(); id != "" {
-		return t.s.CancelTask(ctx, id)
+		return t.s.cancelTask(ctx, id)
 	}
 	return nil
 }
@@ -412,14 +412,18 @@ func (s *Session) cancelInBackground(id string) {
 		defer s.wg.Done()
 		ctx, cancel := context.WithTimeout(s.readerCtx, 5*time.Second)
 		defer cancel()
-		if err := s.CancelTask(ctx, id); err != nil {
+		if err := s.cancelTask(ctx, id); err != nil {
 			s.log.Debug("mcp: could not cancel an abandoned task", "task", id, "err", err)
 		}
 	}()
 }
 
-// GetTask asks the server for the state of task id (tasks/get).
-func (s *Session) GetTask(ctx context.Context, id string) (TaskInfo, error) {
+// GetTask asks the server for the state of the task p names (tasks/get).
+func (s *Session) GetTask(ctx context.Context, p *mcp.GetTaskParams) (TaskInfo, error) {
+	return s.getTask(ctx, taskID(p))
+}
+
+func (s *Session) getTask(ctx context.Context, id string) (TaskInfo, error) {
 	res, err := s.taskCall(ctx, mcp.MethodTasksGet, id, &mcp.GetTaskParams{TaskID: id})
 	if err != nil {
 		return TaskInfo{}, err
@@ -448,11 +452,19 @@ func (s *Session) GetTask(ctx context.Context, id string) (TaskInfo, error) {
 	return ti, nil
 }
 
-// CancelTask asks the server to cancel task id (tasks/cancel). A 2025-11-25
-// server needs to declare tasks.cancel. A terminal task cannot be
-// cancelled: a 2025-11-25 server answers -32602, the 2026-07-28 extension
-// an empty acknowledgement.
-func (s *Session) CancelTask(ctx context.Context, id string) error {
+// CancelTask asks the server to cancel the task p names (tasks/cancel). A
+// 2025-11-25 server needs to declare tasks.cancel. A terminal task cannot
+// be cancelled: a 2025-11-25 server answers -32602, the 2026-07-28
+// extension an empty acknowledgement.
+func (s *Session) CancelTask(ctx context.Context, p *mcp.CancelTaskParams) error {
+	id := ""
+	if p != nil {
+		id = p.TaskID
+	}
+	return s.cancelTask(ctx, id)
+}
+
+func (s *Session) cancelTask(ctx context.Context, id string) error {
 	if !s.modern {
 		sc := s.ServerInfo().Capabilities
 		if caps, _ := sc.TasksCapability(); caps == nil || caps.Cancel == nil {
@@ -492,14 +504,22 @@ func (s *Session) ListTasks(ctx context.Context) ([]TaskInfo, error) {
 	})
 }
 
-// TaskResult asks a 2025-11-25 server for what the call that created task
-// id returned (tasks/result). The server holds the request open until the
+// TaskResult asks a 2025-11-25 server for what the call that created the
+// task p names returned (tasks/result). The server holds the request open until the
 // task ends, and meanwhile sends the requests it needs (elicitation,
 // sampling), which Options.Handlers answer; a JSON-RPC error the call
 // ended in is returned as an *mcp.Error. The result is not validated
 // against an output schema (Wait does that). The 2026-07-28 extension has
 // no tasks/result: tasks/get carries the result.
-func (s *Session) TaskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
+func (s *Session) TaskResult(ctx context.Context, p *mcp.GetTaskPayloadParams) (*mcp.CallToolResult, error) {
+	id := ""
+	if p != nil {
+		id = p.TaskID
+	}
+	return s.taskResult(ctx, id)
+}
+
+func (s *Session) taskResult(ctx context.Context, id string) (*mcp.CallToolResult, error) {
 	if s.modern {
 		return nil, fmt.Errorf("%w: tasks/result does not exist on %s", ErrCapability, s.ServerInfo().ProtocolVersion)
 	}
@@ -614,4 +634,13 @@ func (s *Session) buildTaskMeta(meta map[string]any, caps mcp.ClientCapabilities
 	b, _ := json.Marshal(m) // plain structs and strings: cannot fail
 	body := b[1 : len(b)-1]
 	s.metaTasks.Store(&body)
+}
+
+// taskID is the task a tasks/get's params name ("" for none: the server
+// refuses it).
+func taskID(p *mcp.GetTaskParams) string {
+	if p == nil {
+		return ""
+	}
+	return p.TaskID
 }

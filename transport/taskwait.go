@@ -161,7 +161,7 @@ func (t *Task) finish(ctx context.Context, ti TaskInfo, report func(TaskInfo)) (
 // failed; otherwise (the task expired, say) it is returned as it is.
 func (t *Task) legacyResult(ctx context.Context, report func(TaskInfo)) (*mcp.CallToolResult, error) {
 	id := t.ID()
-	r, err := t.s.TaskResult(ctx, id)
+	r, err := t.s.taskResult(ctx, id)
 	var rpcErr *mcp.Error
 	if err != nil && !errors.As(err, &rpcErr) {
 		return nil, err

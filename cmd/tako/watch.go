@@ -18,7 +18,7 @@ import (
 // updates (a Session; transport.Transport has no such method, since gRPC
 // carries no notifications).
 type resourceSubscriber interface {
-	SubscribeResource(ctx context.Context, uri string, fn func(*mcp.ResourceUpdatedParams)) error
+	SubscribeResource(ctx context.Context, p *mcp.SubscribeParams, fn func(*mcp.ResourceUpdatedParams)) error
 }
 
 // watchCommand implements `tako watch [URI ...]`: it subscribes to the
@@ -56,7 +56,7 @@ func watchCommand(inv *invocation) (operation, error) {
 				return usagef("this transport cannot subscribe to resources")
 			}
 			for _, u := range uris {
-				if err := rs.SubscribeResource(ctx, u, func(p *mcp.ResourceUpdatedParams) { w.updated(p) }); err != nil {
+				if err := rs.SubscribeResource(ctx, &mcp.SubscribeParams{URI: u}, func(p *mcp.ResourceUpdatedParams) { w.updated(p) }); err != nil {
 					if errors.Is(err, transport.ErrCapability) {
 						return usagef("%s does not offer resource subscriptions (resources.subscribe)", serverLabel(info))
 					}
