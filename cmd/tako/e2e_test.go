@@ -331,8 +331,10 @@ func TestServerDiesDuringCall(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	r := tako(t, append([]string{"call", "hang", "--timeout", "300ms"}, helperArgs(t, "server")...)...)
-	r.wantFailure(t, 3, "tools/call hang", "timed out after 300ms")
+	// Long enough for a -race server's start on a loaded machine, so the
+	// timeout ends the call, not the connect.
+	r := tako(t, append([]string{"call", "hang", "--timeout", "3s"}, helperArgs(t, "server")...)...)
+	r.wantFailure(t, 3, "tools/call hang", "timed out after 3s")
 }
 
 func TestInterrupted(t *testing.T) {

@@ -32,9 +32,11 @@ type shellServer struct {
 	prompts   []mcp.Prompt
 	resources []mcp.Resource
 	fresh     map[string]bool // by list method
-	// names are each list's names as last listed: a list_changed is
-	// reported only when they differ (servers send several at start,
-	// as they register what the client's capabilities allow).
+	// names are each list's names as last told (or first listed): a
+	// list_changed is reported only when they differ (servers send
+	// several at start, as they register what the client's capabilities
+	// allow). A listing for completion between a change and its relist
+	// does not move them, so the relist still tells the change.
 	names map[string][]string
 }
 
@@ -358,21 +360,24 @@ func (s *shellServer) relist(what string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 	defer cancel()
 	before, known := s.names[what]
-	if !s.listLocked(ctx, what) || !known {
+	after, ok := s.listLocked(ctx, what)
+	if !ok || !known {
 		return ""
 	}
-	return nameDiff(before, s.names[what])
+	s.names[what] = after
+	return nameDiff(before, after)
 }
 
-// listLocked lists what (s.mu held) and reports whether it could.
-func (s *shellServer) listLocked(ctx context.Context, what string) bool {
+// listLocked lists what (s.mu held), and returns its names and whether it
+// could.
+func (s *shellServer) listLocked(ctx context.Context, what string) ([]string, bool) {
 	caps := s.t.ServerInfo().Capabilities
 	var names []string
 	switch {
 	case what == "tools" && caps.Tools != nil:
 		tools, err := s.t.ListTools(ctx)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		s.tools = tools
 		for _, t := range tools {
@@ -381,7 +386,7 @@ func (s *shellServer) listLocked(ctx context.Context, what string) bool {
 	case what == "prompts" && caps.Prompts != nil:
 		prompts, err := s.t.ListPrompts(ctx)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		s.prompts = prompts
 		for _, p := range prompts {
@@ -390,17 +395,20 @@ func (s *shellServer) listLocked(ctx context.Context, what string) bool {
 	case what == "resources" && caps.Resources != nil:
 		res, err := s.t.ListResources(ctx)
 		if err != nil {
-			return false
+			return nil, false
 		}
 		s.resources = res
 		for _, r := range res {
 			names = append(names, r.URI)
 		}
 	default:
-		return false
+		return nil, false
 	}
-	s.fresh[what], s.names[what] = true, names
-	return true
+	s.fresh[what] = true
+	if _, known := s.names[what]; !known {
+		s.names[what] = names
+	}
+	return names, true
 }
 
 // nameDiff says which names after added and removed: "+ a, - b".
