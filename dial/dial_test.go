@@ -22,6 +22,7 @@ import (
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/dial"
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
@@ -263,21 +264,17 @@ func TestDialHTTPHeaderAndAuth(t *testing.T) {
 // once. The TLS RoundTripper dial makes is closed with the Transport
 // (TestMain's goleak check would find its connections otherwise).
 func TestDialHTTPS(t *testing.T) {
-	p := newPKI(t)
+	p := testpki.New(t)
 	hs := httptest.NewUnstartedServer(statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), nil))
-	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
-	tr := mustDial(t, dial.Server{URL: hs.URL + "/mcp", TLS: &dial.TLS{CAFile: p.ca}}, nil)
+	tr := mustDial(t, dial.Server{URL: hs.URL + "/mcp", TLS: &dial.TLS{CAFile: p.CA.File}}, nil)
 	echo(t, tr, "hello over https")
 	tr.Close()
 
-	_, err = dial.Dial(testContext(t), dial.Server{URL: hs.URL + "/mcp"}, nil)
+	_, err := dial.Dial(testContext(t), dial.Server{URL: hs.URL + "/mcp"}, nil)
 	wantError(t, err, "localhost-"+port(t, hs.URL), "handshake", "certificate signed by unknown authority")
 	if n := strings.Count(err.Error(), hs.URL); n > 1 {
 		t.Errorf("%q names the URL %d times", err, n)
@@ -349,28 +346,24 @@ func TestDialWebSocket(t *testing.T) {
 
 // TestDialWSS: a wss:// server whose certificate a test CA signed.
 func TestDialWSS(t *testing.T) {
-	p := newPKI(t)
+	p := testpki.New(t)
 	bin := demo(t)
 	h := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
 		return stdio.Start(ctx, &stdio.Options{Command: bin})
 	}}
 	t.Cleanup(func() { h.Close() })
 	hs := httptest.NewUnstartedServer(h)
-	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
 	url := "wss" + strings.TrimPrefix(hs.URL, "https")
-	tr := mustDial(t, dial.Server{URL: url, TLS: &dial.TLS{CAFile: p.ca, ServerName: "mcp.test"}}, nil)
+	tr := mustDial(t, dial.Server{URL: url, TLS: &dial.TLS{CAFile: p.CA.File, ServerName: "mcp.test"}}, nil)
 	echo(t, tr, "hello over wss")
 }
 
 // grpcServer serves the demo server over gRPC on loopback, with mutual TLS
 // unless plaintext, and returns its address.
-func grpcServer(t *testing.T, p pki, plaintext bool) string {
+func grpcServer(t *testing.T, p *testpki.PKI, plaintext bool) string {
 	t.Helper()
 	ctx := testContext(t)
 	deps := mcpgrpc.NewDependents()
@@ -385,7 +378,7 @@ func grpcServer(t *testing.T, p pki, plaintext bool) string {
 	t.Cleanup(func() { sess.Close() })
 	opts := &mcpgrpc.ServerOptions{Dependents: deps, InsecurePlaintext: plaintext}
 	if !plaintext {
-		if opts.TLS, err = mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.serverCert, KeyFile: p.serverKey, CAFile: p.ca}); err != nil {
+		if opts.TLS, err = mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: p.CA.File}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -412,9 +405,9 @@ func grpcServer(t *testing.T, p pki, plaintext bool) string {
 // session options' Handlers reach the gRPC client, so a server's sampling
 // request is answered (the CLI's own dialer dropped them).
 func TestDialGRPC(t *testing.T) {
-	p := newPKI(t)
+	p := testpki.New(t)
 	addr := grpcServer(t, p, false)
-	tls := &dial.TLS{CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey, ServerName: "mcp.test"}
+	tls := &dial.TLS{CAFile: p.CA.File, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, ServerName: "mcp.test"}
 	sampled := 0
 	opts := &transport.Options{Handlers: transport.Handlers{Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 		sampled++
@@ -435,12 +428,12 @@ func TestDialGRPC(t *testing.T) {
 	echo(t, tr, "grpc scheme")
 
 	// Without a client certificate the server refuses, and the error says why.
-	_, err = dial.Dial(testContext(t), dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{CAFile: p.ca, ServerName: "mcp.test"}}, nil)
+	_, err = dial.Dial(testContext(t), dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{CAFile: p.CA.File, ServerName: "mcp.test"}}, nil)
 	wantError(t, err, "localhost-"+port(t, "http://"+addr), "connect", "certificate required")
 }
 
 func TestDialGRPCPlaintext(t *testing.T) {
-	addr := grpcServer(t, pki{}, true)
+	addr := grpcServer(t, nil, true)
 	tr := mustDial(t, dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{Plaintext: true}, Header: http.Header{"X-Team": {"blue"}}}, nil)
 	echo(t, tr, "in the clear")
 }
@@ -484,12 +477,12 @@ func TestDialRefusesBadServers(t *testing.T) {
 	}
 	// Check starts and reaches nothing: a command that is not there, a
 	// host nobody serves and a CA that pins are all fine to it.
-	p := newPKI(t)
+	p := testpki.New(t)
 	for _, s := range []dial.Server{
 		{Command: "no-such-mcp-server-here"},
-		{URL: "https://unreachable.invalid/mcp", TLS: &dial.TLS{CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey}},
+		{URL: "https://unreachable.invalid/mcp", TLS: &dial.TLS{CAFile: p.CA.File, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile}},
 		{URL: "wss://unreachable.invalid/mcp"},
-		{Kind: dial.GRPC, URL: "unreachable.invalid:1", TLS: &dial.TLS{CAFile: p.ca}},
+		{Kind: dial.GRPC, URL: "unreachable.invalid:1", TLS: &dial.TLS{CAFile: p.CA.File}},
 		{Kind: dial.GRPC, URL: "unreachable.invalid:1"},
 	} {
 		if err := s.Check(); err != nil {

@@ -4,24 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
@@ -191,16 +183,16 @@ func TestBridgeWSListenFails(t *testing.T) {
 }
 
 // TestBridgeWSTLS: with --tls-cert and --tls-key the bridge serves wss://,
-// which a client that trusts the certificate reaches.
+// which a client that trusts the certificate's CA reaches.
 func TestBridgeWSTLS(t *testing.T) {
-	certFile, keyFile, pool := selfSigned(t)
-	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	p := testpki.New(t)
+	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t), "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile)
 	if !strings.HasPrefix(url, "wss://") {
 		t.Fatalf("bridge printed %q, want a wss:// URL", url)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := websocket.Dial(ctx, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: pool}})
+	conn, err := websocket.Dial(ctx, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: p.CA.Pool}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,48 +208,6 @@ func TestBridgeWSTLS(t *testing.T) {
 	// A client that does not trust it is refused.
 	r := tako(t, "tools", "--ws", url)
 	r.wantFailure(t, 3, "certificate")
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files
-// and returns them with a pool that trusts the certificate.
-func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "tako test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }
 
 // TestBridgeWSServesHTTPServer: the bridge reaches its server through dial

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -300,7 +301,7 @@ func rawHTTP(t *testing.T, addr, req string) int {
 
 // The flags of --listen-ws are checked before anything starts.
 func TestBridgeWSFlagsAreUsageErrors(t *testing.T) {
-	p := newGRPCPKI(t)
+	p := testpki.New(t)
 	demo := demoCommand(t)
 	for _, tc := range []struct {
 		name string
@@ -312,7 +313,7 @@ func TestBridgeWSFlagsAreUsageErrors(t *testing.T) {
 		{"both token flags", []string{"--listen-ws", "127.0.0.1:0", "--token", "--token-env", "HOME"}, "give one of them"},
 		{"an empty token variable", []string{"--listen-ws", "127.0.0.1:0", "--token-env", "TAKO_TEST_NO_SUCH_VARIABLE"}, "$TAKO_TEST_NO_SUCH_VARIABLE is empty"},
 		{"an origin that is not one", []string{"--listen-ws", "127.0.0.1:0", "--allow-origin", "localhost:5173"}, "--allow-origin wants an origin"},
-		{"a token for the gRPC end", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--token"}, "are for --listen-ws"},
+		{"a token for the gRPC end", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--token"}, "are for --listen-ws"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tako(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...).wantFailure(t, 2, tc.says)
