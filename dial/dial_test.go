@@ -23,6 +23,7 @@ import (
 	"github.com/tako-mcp/tako/dial"
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
@@ -124,59 +125,6 @@ func TestDialStdioErrors(t *testing.T) {
 	}
 }
 
-// statelessHTTP serves srv over stateless (2026-07-28) Streamable HTTP, one
-// pipe per POST; check, when set, vets each request first and answers with
-// the status it returns when that is not zero.
-func statelessHTTP(t *testing.T, srv *mcptest.Server, check func(r *http.Request) int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if check != nil {
-			if code := check(r); code != 0 {
-				if code == http.StatusUnauthorized {
-					w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-				}
-				http.Error(w, http.StatusText(code), code)
-				return
-			}
-		}
-		if r.Method != http.MethodPost {
-			http.Error(w, "POST only", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return
-		}
-		msg, err := mcp.DecodeMessage(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if !msg.IsRequest() {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		ctx := r.Context()
-		conn, wait := srv.Pipe(ctx)
-		defer func() { conn.Close(); wait() }()
-		if err := conn.Write(ctx, msg); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		for {
-			m, err := conn.Read(ctx)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			if m.IsResponse() && m.ID.String() == msg.ID.String() {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(m.AppendJSON(nil))
-				return
-			}
-		}
-	})
-}
-
 // TestDialHTTPEverything: Streamable HTTP to the npm reference server.
 func TestDialHTTPEverything(t *testing.T) {
 	url := everythingHTTP(t, "streamableHttp")
@@ -225,7 +173,7 @@ func (a *fakeAuth) HandleUnauthorized(ctx context.Context, resp *http.Response) 
 // 401, after which the request goes again with the new token.
 func TestDialHTTPHeaderAndAuth(t *testing.T) {
 	var bad atomic.Int32
-	hs := httptest.NewServer(statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), func(r *http.Request) int {
+	hs := httptest.NewServer(testserve.StatelessHTTP(mcptest.NewReference(mcptest.Options{}), func(r *http.Request) int {
 		switch {
 		case r.Header.Get("X-Team") != "blue":
 			bad.Add(1)
@@ -265,7 +213,7 @@ func TestDialHTTPHeaderAndAuth(t *testing.T) {
 // (TestMain's goleak check would find its connections otherwise).
 func TestDialHTTPS(t *testing.T) {
 	p := testpki.New(t)
-	hs := httptest.NewUnstartedServer(statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), nil))
+	hs := httptest.NewUnstartedServer(testserve.StatelessHTTP(mcptest.NewReference(mcptest.Options{}), nil))
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	hs.StartTLS()
@@ -362,8 +310,9 @@ func TestDialWSS(t *testing.T) {
 }
 
 // grpcServer serves the demo server over gRPC on loopback, with mutual TLS
-// unless plaintext, and returns its address.
-func grpcServer(t *testing.T, p *testpki.PKI, plaintext bool) string {
+// (p's server certificate, p's CA for the clients), or in plain text when
+// p is nil, and returns its address.
+func grpcServer(t *testing.T, p *testpki.PKI) string {
 	t.Helper()
 	ctx := testContext(t)
 	deps := mcpgrpc.NewDependents()
@@ -376,29 +325,13 @@ func grpcServer(t *testing.T, p *testpki.PKI, plaintext bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	opts := &mcpgrpc.ServerOptions{Dependents: deps, InsecurePlaintext: plaintext}
-	if !plaintext {
+	opts := &mcpgrpc.ServerOptions{Dependents: deps, InsecurePlaintext: p == nil}
+	if p != nil {
 		if opts.TLS, err = mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: p.CA.File}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv, err := mcpgrpc.NewServer(sess, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return testserve.GRPC(t, nil, sess, opts)
 }
 
 // TestDialGRPC: mutual TLS with certificates made at test time; the
@@ -406,7 +339,7 @@ func grpcServer(t *testing.T, p *testpki.PKI, plaintext bool) string {
 // request is answered (the CLI's own dialer dropped them).
 func TestDialGRPC(t *testing.T) {
 	p := testpki.New(t)
-	addr := grpcServer(t, p, false)
+	addr := grpcServer(t, p)
 	tls := &dial.TLS{CAFile: p.CA.File, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, ServerName: "mcp.test"}
 	sampled := 0
 	opts := &transport.Options{Handlers: transport.Handlers{Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
@@ -433,7 +366,7 @@ func TestDialGRPC(t *testing.T) {
 }
 
 func TestDialGRPCPlaintext(t *testing.T) {
-	addr := grpcServer(t, nil, true)
+	addr := grpcServer(t, nil)
 	tr := mustDial(t, dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{Plaintext: true}, Header: http.Header{"X-Team": {"blue"}}}, nil)
 	echo(t, tr, "in the clear")
 }

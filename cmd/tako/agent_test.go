@@ -17,6 +17,7 @@ import (
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/orchestrator"
@@ -259,23 +260,7 @@ func grpcDemo(t *testing.T, p *testpki.PKI) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpgrpc.NewServer(sess, &mcpgrpc.ServerOptions{TLS: tlsCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return testserve.GRPC(t, nil, sess, &mcpgrpc.ServerOptions{TLS: tlsCfg})
 }
 
 func portOf(t *testing.T, hostport string) string {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -264,7 +262,7 @@ func TestBridgeStartsBackendAfterUpgrade(t *testing.T) {
 		{"version 8", "GET /mcp HTTP/1.1\r\nHost: " + addr + "\r\n" + upgrade + "Sec-WebSocket-Version: 8\r\n" + key + "\r\n"},
 		{"POST", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 0\r\n" + upgrade + "Sec-WebSocket-Version: 13\r\n" + key + "\r\n"},
 	} {
-		if status := rawHTTP(t, addr, tc.req); status < 400 {
+		if status := testserve.RawStatus(t, addr, tc.req); status < 400 {
 			t.Errorf("%s: HTTP %d, want a refusal", tc.name, status)
 		}
 	}
@@ -274,29 +272,6 @@ func TestBridgeStartsBackendAfterUpgrade(t *testing.T) {
 	if status, err := wsHandshake(t, url, nil); status != http.StatusSwitchingProtocols || starts() != 1 {
 		t.Fatalf("a real client: HTTP %d (%v), %d servers started", status, err, starts())
 	}
-}
-
-// rawHTTP writes req on a new TCP connection to addr and returns the
-// status of the answer.
-func rawHTTP(t *testing.T, addr, req string) int {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(c, req); err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 // The flags of --listen-ws are checked before anything starts.
