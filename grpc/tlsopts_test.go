@@ -1,17 +1,16 @@
 package mcpgrpc_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
@@ -146,7 +145,7 @@ func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 	next := testpki.NewCA(t, "the next client CA")
 	nextClient := next.Issue(t, "next-client", &testpki.Options{NotAfter: time.Now().Add(time.Hour)})
 	caFile := p.CA.File
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: caFile,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
@@ -207,23 +206,4 @@ func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 	if err := dial(nil); err == nil {
 		t.Error("a client without a certificate was let in after the new CA was written")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger on grpc's goroutines and a
-// test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

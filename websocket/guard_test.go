@@ -1,20 +1,19 @@
 package websocket_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gorilla "github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcptest"
@@ -148,7 +147,7 @@ func TestHandlerRequiresToken(t *testing.T) {
 // 503 and a one-line reason, before a backend starts, and the refusal is
 // logged; once a client has gone, the next one gets in.
 func TestHandlerCapsClients(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	url, started := countingBridge(t, &websocket.Handler{MaxClients: 2, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	var sessions []*transport.Session
 	for range 2 {
@@ -257,23 +256,4 @@ func TestBackendFailsClosesWithReason(t *testing.T) {
 	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "1011") || !strings.Contains(err.Error(), "could not be started") {
 		t.Fatalf("Connect: %v, want the connection lost with code 1011 and the reason", err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger on the server's goroutines
-// and a test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -180,7 +181,7 @@ func TestBridgeThreadsBoundedByMaxClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
@@ -42,7 +42,7 @@ func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	errBuf := &syncBuffer{}
+	errBuf := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		code := run(ctx, append([]string{"bridge"}, args...), pw, errBuf)
@@ -73,24 +73,6 @@ func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func
 		}
 	})
 	return strings.TrimSpace(line), interrupt, errBuf.String
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestBridgeWSInterrupt: an interrupted bridge closes its clients'

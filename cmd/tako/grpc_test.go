@@ -12,6 +12,7 @@ import (
 	"time"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -70,7 +71,7 @@ func TestGRPCBridgeWithoutClientCARefusesToStart(t *testing.T) {
 	// its exit status 0 instead of hanging it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	code := run(ctx, []string{"bridge", "--listen-grpc", addr, "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--stdio", demoCommand(t)}, &stdout, &stderr)
 	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	r.wantFailure(t, 2, "--client-ca", "--no-client-auth")
