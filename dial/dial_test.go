@@ -242,12 +242,7 @@ func port(t *testing.T, url string) string {
 // "connect: mcp handshake: initialize: write: mcp http: initialize: Post
 // ...". Now the server, the step and the cause are each said once.
 func TestDialErrorSaysItOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testserve.ClosedAddr(t)
 	for _, c := range []struct {
 		s    dial.Server
 		op   string

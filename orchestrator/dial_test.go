@@ -229,13 +229,8 @@ func TestAgentRegistryRefusesWhatItCannotHonour(t *testing.T) {
 // closed.
 func TestNewCleansUpWhenOneServerFails(t *testing.T) {
 	wsURL, ended := wsServer(t, calcServer(""))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
-	_, err = orchestrator.New(testContext(t), orchestrator.Config{
+	dead := testserve.ClosedAddr(t)
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: &script{},
 		MCPServers: []orchestrator.MCPServer{
 			{Name: "good", URL: wsURL},

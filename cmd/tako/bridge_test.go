@@ -14,6 +14,7 @@ import (
 
 	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
@@ -142,12 +143,7 @@ func TestBridgeWS(t *testing.T) {
 // TestBridgeWSUnreachable: --ws to a port where nobody listens fails with
 // status 3 and one line that says what could not be reached.
 func TestBridgeWSUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testserve.ClosedAddr(t)
 	r := tako(t, "tools", "--ws", "ws://"+addr+"/mcp")
 	r.wantFailure(t, 3, "reach ws://"+addr+"/mcp", "connection refused")
 }

@@ -14,6 +14,7 @@ import (
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 )
 
@@ -48,25 +49,13 @@ func TestBridgeGRPCPlaintextByName(t *testing.T) {
 	}
 }
 
-// freeAddr returns a 127.0.0.1 address nobody listens on (at the time).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // Issue 11, point 8: given a server certificate but no --client-ca, the
 // gRPC bridge used to accept clients without a certificate, silently.
 // Mutual TLS is the default now: without --client-ca (or --no-client-auth,
 // by name) the bridge does not start, and says so as a usage error.
 func TestGRPCBridgeWithoutClientCARefusesToStart(t *testing.T) {
 	p := testpki.New(t)
-	addr := freeAddr(t)
+	addr := testserve.ClosedAddr(t)
 	// Bounded, so that a bridge that starts (the bug) ends the test with
 	// its exit status 0 instead of hanging it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -1,8 +1,9 @@
 // Package testserve stands up MCP servers on loopback for the tests of this
 // module, over the wires tako dials, and probes what listens there: a
 // Transport served over gRPC (GRPC), an mcptest.Server served over
-// stateless Streamable HTTP (StatelessHTTP), and one raw HTTP request whose
-// status a test wants to see (RawStatus).
+// stateless Streamable HTTP (StatelessHTTP), one raw HTTP request whose
+// status a test wants to see (RawStatus), and an address where nothing
+// listens (ClosedAddr).
 //
 // It is a package, not a _test.go file, so that the tests of dial, the
 // orchestrator, the tako command and the transports share one copy of each
@@ -141,4 +142,19 @@ func RawStatus(t testing.TB, addr, req string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// ClosedAddr returns a 127.0.0.1 address nothing listened on a moment ago:
+// a server that is not running, for a test of a refused connection, or an
+// address for a server the test starts next (which then fails loudly in the
+// rare case that another process took it in between).
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

@@ -3,6 +3,7 @@ package testserve_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -103,5 +104,17 @@ func TestRawStatus(t *testing.T) {
 	addr := strings.TrimPrefix(hs.URL, "http://")
 	if got := testserve.RawStatus(t, addr, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"); got != http.StatusForbidden {
 		t.Errorf("HTTP %d, want 403", got)
+	}
+}
+
+// ClosedAddr is on loopback, and a connection to it is refused.
+func TestClosedAddr(t *testing.T) {
+	addr := testserve.ClosedAddr(t)
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("%s is not on loopback", addr)
+	}
+	if c, err := net.DialTimeout("tcp", addr, 10*time.Second); err == nil {
+		c.Close()
+		t.Errorf("something listens on %s", addr)
 	}
 }
