@@ -47,14 +47,7 @@ func TestBridgeBinarySIGTERM(t *testing.T) {
 	url := strings.TrimSpace(line)
 
 	for range 2 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		if _, err := s.ListTools(ctx); err != nil {
 			t.Fatal(err)

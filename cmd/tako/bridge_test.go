@@ -76,6 +76,21 @@ func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func
 	return strings.TrimSpace(line), interrupt, errBuf.String
 }
 
+// wsSession dials url over WebSocket with opts and runs the MCP handshake;
+// the caller closes the session.
+func wsSession(ctx context.Context, t *testing.T, url string, opts *websocket.Options) *transport.Session {
+	t.Helper()
+	conn, err := websocket.Dial(ctx, url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestBridgeWSInterrupt: an interrupted bridge closes its clients'
 // connections, ends their servers and exits with status 0. (TestMain's
 // goleak check then shows that no stdio Conn outlived it: their goroutines
@@ -86,14 +101,7 @@ func TestBridgeWSInterrupt(t *testing.T) {
 	defer cancel()
 	var sessions []*transport.Session
 	for range 3 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		if _, err := s.ListTools(ctx); err != nil {
 			t.Fatal(err)
@@ -170,14 +178,7 @@ func TestBridgeWSTLS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := websocket.Dial(ctx, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: p.CA.Pool}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := wsSession(ctx, t, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: p.CA.Pool}})
 	defer s.Close()
 	tools, err := s.ListTools(ctx)
 	if err != nil || len(tools) == 0 {

@@ -196,14 +196,7 @@ func TestBridgeCapsClients(t *testing.T) {
 	defer cancel()
 	var sessions []*transport.Session
 	for range 2 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		sessions = append(sessions, s)
 	}
