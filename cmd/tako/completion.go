@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -139,7 +140,7 @@ var (
 func (w completionWords) prevArms(b *strings.Builder, d completionDialect) {
 	fmt.Fprintf(b, "        %s) %s; return ;;\n", strings.Join(dashed(fileFlags), "|"), d.files)
 	fmt.Fprintf(b, "        --root) %s; return ;;\n", d.dirs)
-	for _, f := range sortedKeys(flagValues) {
+	for _, f := range slices.Sorted(maps.Keys(flagValues)) {
 		fmt.Fprintf(b, "        --%s) %s; return ;;\n", f, d.offer(flagValues[f]))
 	}
 	fmt.Fprintf(b, "        %s) return ;;\n", strings.Join(w.valueFlags, "|"))
@@ -151,7 +152,7 @@ func (w completionWords) prevArms(b *strings.Builder, d completionDialect) {
 func (w completionWords) commandArms(b *strings.Builder, d completionDialect) {
 	fmt.Fprintf(b, "        help) %s; return ;;\n", d.offer(append(slices.Clone(w.commands), "all")))
 	fmt.Fprintf(b, "        completion) %s; return ;;\n", d.offer(completionShells))
-	for _, cmd := range sortedKeys(w.cmdFlags) {
+	for _, cmd := range slices.Sorted(maps.Keys(w.cmdFlags)) {
 		fmt.Fprintf(b, "        %s) [[ $cur == -* ]] && %s; return ;;\n", cmd, d.offer(w.cmdFlags[cmd]))
 	}
 	fmt.Fprintf(b, "        *) [[ $cur == -* ]] && %s; return ;;\n", d.offer(w.flags))
@@ -240,8 +241,8 @@ func fishCompletion() string {
 			}
 		}
 	}
-	for _, cmd := range sortedKeys(commandFlags) {
-		for _, n := range sortedKeys(commandFlags[cmd]) {
+	for _, cmd := range slices.Sorted(maps.Keys(commandFlags)) {
+		for _, n := range slices.Sorted(maps.Keys(commandFlags[cmd])) {
 			if !seen[n] {
 				flag(n, commandFlags[cmd][n], "__fish_seen_subcommand_from "+cmd)
 			}
@@ -256,15 +257,6 @@ func dashed(names []string) []string {
 		out[i] = "--" + n
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // zshQuote and fishQuote quote s in single quotes for their shell.
