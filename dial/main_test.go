@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 )
 
@@ -31,12 +32,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	demoServer = filepath.Join(dir, "demo-server")
-	cmd := exec.Command("go", "build", "-o", demoServer, "./examples/demo-server")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		demoErr = fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
-	}
+	demoServer, demoErr = testserve.BuildDemoServer(dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {

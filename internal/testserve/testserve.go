@@ -2,8 +2,9 @@
 // module, over the wires tako dials, and probes what listens there: a
 // Transport served over gRPC (GRPC), an mcptest.Server served over
 // stateless Streamable HTTP (StatelessHTTP), one raw HTTP request whose
-// status a test wants to see (RawStatus), and an address where nothing
-// listens (ClosedAddr).
+// status a test wants to see (RawStatus), an address where nothing
+// listens (ClosedAddr), and the module's demo server, built
+// (BuildDemoServer).
 //
 // It is a package, not a _test.go file, so that the tests of dial, the
 // orchestrator, the tako command and the transports share one copy of each
@@ -14,9 +15,14 @@ package testserve
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,4 +163,28 @@ func ClosedAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// BuildDemoServer builds examples/demo-server, this module's stdio MCP
+// server, into dir and returns the binary's path. It is for a TestMain,
+// which builds it once for all of a package's tests (and keeps the error
+// for the tests that need it to fail with: a demo server that does not
+// build is a failure, not a skip). It finds the module from the current
+// directory, so it works from any package's tests.
+func BuildDemoServer(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("not inside a module (go env GOMOD = %q)", gomod)
+	}
+	bin := filepath.Join(dir, "demo-server")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/demo-server")
+	cmd.Dir = filepath.Dir(gomod)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
+	}
+	return bin, nil
 }

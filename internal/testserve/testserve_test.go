@@ -16,6 +16,7 @@ import (
 	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
+	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -117,4 +118,23 @@ func TestClosedAddr(t *testing.T) {
 		c.Close()
 		t.Errorf("something listens on %s", addr)
 	}
+}
+
+// BuildDemoServer's binary is a stdio MCP server with the demo's tools.
+func TestBuildDemoServer(t *testing.T) {
+	bin, err := testserve.BuildDemoServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	conn, err := stdio.Start(ctx, &stdio.Options{Command: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	echo(t, s, "from the demo server")
 }
