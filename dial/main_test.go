@@ -33,18 +33,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	demoServer, demoErr = testserve.BuildDemoServer(dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		// Every Transport a test dialled is closed by then: a goroutine
-		// left is a leak in dial or below (an HTTP transport's idle
-		// connections, a child's reaper).
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// Every Transport a test dialled is closed once the tests pass: a
+	// goroutine left is a leak in dial or below (an HTTP transport's idle
+	// connections, a child's reaper).
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 func demo(t *testing.T) string {

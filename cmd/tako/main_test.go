@@ -33,17 +33,13 @@ func TestMain(m *testing.M) {
 	}
 	testDir = dir
 	demoServer, demoBuildErr = testserve.BuildDemoServer(dir)
-	code := m.Run()
-	os.RemoveAll(dir)
 	// Every session and every child process must be gone once run returns:
-	// a goroutine left here is a leak in tako or in this command.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// a goroutine left when the tests pass is a leak in tako or in this
+	// command.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 // demoCommand returns the --stdio value that runs the demo server.
