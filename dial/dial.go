@@ -326,21 +326,16 @@ func (d *dialer) plan() (*plan, error) {
 		if len(s.Header) > 0 || s.TLS != nil {
 			return nil, d.invalid("Header and TLS are for a server reached at a URL; a stdio server takes its settings in Args and Env")
 		}
-	case HTTP, SSE:
-		if p.u, err = d.checkURL("http", "https"); err != nil {
+	case HTTP, SSE, WebSocket:
+		plain, secure := "http", "https"
+		if kind == WebSocket {
+			plain, secure = "ws", "wss"
+		}
+		if p.u, err = d.checkURL(plain, secure); err != nil {
 			return nil, err
 		}
 		if s.TLS != nil {
-			if p.tls, err = d.tlsConfig(p.u.Scheme == "https", tls.VersionTLS12); err != nil {
-				return nil, err
-			}
-		}
-	case WebSocket:
-		if p.u, err = d.checkURL("ws", "wss"); err != nil {
-			return nil, err
-		}
-		if s.TLS != nil {
-			if p.tls, err = d.tlsConfig(p.u.Scheme == "wss", tls.VersionTLS12); err != nil {
+			if p.tls, err = d.tlsConfig(p.u.Scheme == secure, tls.VersionTLS12); err != nil {
 				return nil, err
 			}
 		}
