@@ -29,6 +29,18 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// connect runs the handshake on conn; the session is closed when the test
+// ends.
+func connect(t *testing.T, ctx context.Context, conn transport.Conn) *transport.Session {
+	t.Helper()
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func echo(t *testing.T, tr transport.Transport, msg string) {
 	t.Helper()
 	res, err := tr.CallTool(testContext(t), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"` + msg + `"}`)})
@@ -42,11 +54,8 @@ func echo(t *testing.T, tr transport.Transport, msg string) {
 func TestGRPC(t *testing.T) {
 	ctx := testContext(t)
 	conn, wait := mcptest.NewReference(mcptest.Options{}).Pipe(context.Background())
-	backend, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { backend.Close(); wait() })
+	t.Cleanup(func() { wait() }) // after the backend's Close
+	backend := connect(t, ctx, conn)
 	addr := testserve.GRPC(t, nil, backend, &mcpgrpc.ServerOptions{InsecurePlaintext: true})
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("listening on %s, want loopback", addr)
@@ -74,12 +83,7 @@ func TestStatelessHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	echo(t, s, "over http")
+	echo(t, connect(t, ctx, conn), "over http")
 
 	res, err := http.Post(hs.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
@@ -131,10 +135,5 @@ func TestBuildDemoServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	echo(t, s, "from the demo server")
+	echo(t, connect(t, ctx, conn), "from the demo server")
 }
