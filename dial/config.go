@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -409,7 +410,7 @@ func (l *loader) server(name string, d dialect, e *entry) (Server, error) {
 		if s.URL, err = x.expand("url", entryURL(e)); err != nil {
 			return s, err
 		}
-		keys := sortedKeys(e.Headers)
+		keys := slices.Sorted(maps.Keys(e.Headers))
 		for _, k := range keys {
 			v, err := x.expand("headers."+k, e.Headers[k])
 			if err != nil {
@@ -517,7 +518,7 @@ func (l *loader) env(x *expander, e *entry) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, k := range sortedKeys(e.Env) {
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		raw := bytes.TrimSpace(e.Env[k])
 		var v string
 		switch {
@@ -543,17 +544,8 @@ func (l *loader) env(x *expander, e *entry) ([]string, error) {
 		return nil, nil
 	}
 	out := make([]string, 0, len(vars))
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		out = append(out, k+"="+vars[k])
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -216,11 +216,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // [Server.Check] reports, without dialing, the failures that need no
 // network.
 func Dial(ctx context.Context, s Server, opts *transport.Options) (transport.Transport, error) {
-	if opts == nil {
-		opts = &transport.Options{}
-	}
-	d := &dialer{s: &s, opts: opts, name: nameOf(&s)}
-	p, err := d.plan()
+	d, p, err := start(&s, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +237,7 @@ func Dial(ctx context.Context, s Server, opts *transport.Options) (transport.Tra
 // Logger; nil means none. A grpc server, whose wire is no message Conn, is
 // refused with ErrUnsupported. Every failure is an [*Error].
 func DialConn(ctx context.Context, s Server, opts *transport.Options) (transport.Conn, error) {
-	if opts == nil {
-		opts = &transport.Options{}
-	}
-	d := &dialer{s: &s, opts: opts, name: nameOf(&s)}
-	p, err := d.plan()
+	d, p, err := start(&s, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +266,7 @@ func (d *dialer) conn(ctx context.Context, p *plan) (transport.Conn, error) {
 // its flags or its config file's entries with it, and says what is wrong
 // before it starts the first server. The Authorizer is not consulted.
 func (s Server) Check() error {
-	d := &dialer{s: &s, opts: &transport.Options{}, name: nameOf(&s)}
-	_, err := d.plan()
+	_, _, err := start(&s, nil)
 	return err
 }
 
@@ -284,6 +275,17 @@ type dialer struct {
 	s    *Server
 	opts *transport.Options
 	name string
+}
+
+// start checks s (Dial, DialConn and Check alike) and returns the plan
+// with the dialer that carries it out; nil opts are the defaults.
+func start(s *Server, opts *transport.Options) (*dialer, *plan, error) {
+	if opts == nil {
+		opts = &transport.Options{}
+	}
+	d := &dialer{s: s, opts: opts, name: nameOf(s)}
+	p, err := d.plan()
+	return d, p, err
 }
 
 // plan is what checking a Server found out: its kind, its URL or target,
@@ -324,21 +326,16 @@ func (d *dialer) plan() (*plan, error) {
 		if len(s.Header) > 0 || s.TLS != nil {
 			return nil, d.invalid("Header and TLS are for a server reached at a URL; a stdio server takes its settings in Args and Env")
 		}
-	case HTTP, SSE:
-		if p.u, err = d.checkURL("http", "https"); err != nil {
+	case HTTP, SSE, WebSocket:
+		plain, secure := "http", "https"
+		if kind == WebSocket {
+			plain, secure = "ws", "wss"
+		}
+		if p.u, err = d.checkURL(plain, secure); err != nil {
 			return nil, err
 		}
 		if s.TLS != nil {
-			if p.tls, err = d.tlsConfig(p.u.Scheme == "https", tls.VersionTLS12); err != nil {
-				return nil, err
-			}
-		}
-	case WebSocket:
-		if p.u, err = d.checkURL("ws", "wss"); err != nil {
-			return nil, err
-		}
-		if s.TLS != nil {
-			if p.tls, err = d.tlsConfig(p.u.Scheme == "wss", tls.VersionTLS12); err != nil {
+			if p.tls, err = d.tlsConfig(p.u.Scheme == secure, tls.VersionTLS12); err != nil {
 				return nil, err
 			}
 		}

@@ -22,6 +22,8 @@ import (
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/dial"
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
@@ -123,59 +125,6 @@ func TestDialStdioErrors(t *testing.T) {
 	}
 }
 
-// statelessHTTP serves srv over stateless (2026-07-28) Streamable HTTP, one
-// pipe per POST; check, when set, vets each request first and answers with
-// the status it returns when that is not zero.
-func statelessHTTP(t *testing.T, srv *mcptest.Server, check func(r *http.Request) int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if check != nil {
-			if code := check(r); code != 0 {
-				if code == http.StatusUnauthorized {
-					w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-				}
-				http.Error(w, http.StatusText(code), code)
-				return
-			}
-		}
-		if r.Method != http.MethodPost {
-			http.Error(w, "POST only", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return
-		}
-		msg, err := mcp.DecodeMessage(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if !msg.IsRequest() {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		ctx := r.Context()
-		conn, wait := srv.Pipe(ctx)
-		defer func() { conn.Close(); wait() }()
-		if err := conn.Write(ctx, msg); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		for {
-			m, err := conn.Read(ctx)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			if m.IsResponse() && m.ID.String() == msg.ID.String() {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(m.AppendJSON(nil))
-				return
-			}
-		}
-	})
-}
-
 // TestDialHTTPEverything: Streamable HTTP to the npm reference server.
 func TestDialHTTPEverything(t *testing.T) {
 	url := everythingHTTP(t, "streamableHttp")
@@ -224,7 +173,7 @@ func (a *fakeAuth) HandleUnauthorized(ctx context.Context, resp *http.Response) 
 // 401, after which the request goes again with the new token.
 func TestDialHTTPHeaderAndAuth(t *testing.T) {
 	var bad atomic.Int32
-	hs := httptest.NewServer(statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), func(r *http.Request) int {
+	hs := httptest.NewServer(testserve.StatelessHTTP(mcptest.NewReference(mcptest.Options{}), func(r *http.Request) int {
 		switch {
 		case r.Header.Get("X-Team") != "blue":
 			bad.Add(1)
@@ -263,21 +212,17 @@ func TestDialHTTPHeaderAndAuth(t *testing.T) {
 // once. The TLS RoundTripper dial makes is closed with the Transport
 // (TestMain's goleak check would find its connections otherwise).
 func TestDialHTTPS(t *testing.T) {
-	p := newPKI(t)
-	hs := httptest.NewUnstartedServer(statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), nil))
-	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	p := testpki.New(t)
+	hs := httptest.NewUnstartedServer(testserve.StatelessHTTP(mcptest.NewReference(mcptest.Options{}), nil))
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
-	tr := mustDial(t, dial.Server{URL: hs.URL + "/mcp", TLS: &dial.TLS{CAFile: p.ca}}, nil)
+	tr := mustDial(t, dial.Server{URL: hs.URL + "/mcp", TLS: &dial.TLS{CAFile: p.CA.File}}, nil)
 	echo(t, tr, "hello over https")
 	tr.Close()
 
-	_, err = dial.Dial(testContext(t), dial.Server{URL: hs.URL + "/mcp"}, nil)
+	_, err := dial.Dial(testContext(t), dial.Server{URL: hs.URL + "/mcp"}, nil)
 	wantError(t, err, "localhost-"+port(t, hs.URL), "handshake", "certificate signed by unknown authority")
 	if n := strings.Count(err.Error(), hs.URL); n > 1 {
 		t.Errorf("%q names the URL %d times", err, n)
@@ -297,12 +242,7 @@ func port(t *testing.T, url string) string {
 // "connect: mcp handshake: initialize: write: mcp http: initialize: Post
 // ...". Now the server, the step and the cause are each said once.
 func TestDialErrorSaysItOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testserve.ClosedAddr(t)
 	for _, c := range []struct {
 		s    dial.Server
 		op   string
@@ -349,28 +289,25 @@ func TestDialWebSocket(t *testing.T) {
 
 // TestDialWSS: a wss:// server whose certificate a test CA signed.
 func TestDialWSS(t *testing.T) {
-	p := newPKI(t)
+	p := testpki.New(t)
 	bin := demo(t)
 	h := &websocket.Handler{Backend: func(ctx context.Context) (transport.Conn, error) {
 		return stdio.Start(ctx, &stdio.Options{Command: bin})
 	}}
 	t.Cleanup(func() { h.Close() })
 	hs := httptest.NewUnstartedServer(h)
-	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
 	url := "wss" + strings.TrimPrefix(hs.URL, "https")
-	tr := mustDial(t, dial.Server{URL: url, TLS: &dial.TLS{CAFile: p.ca, ServerName: "mcp.test"}}, nil)
+	tr := mustDial(t, dial.Server{URL: url, TLS: &dial.TLS{CAFile: p.CA.File, ServerName: "mcp.test"}}, nil)
 	echo(t, tr, "hello over wss")
 }
 
 // grpcServer serves the demo server over gRPC on loopback, with mutual TLS
-// unless plaintext, and returns its address.
-func grpcServer(t *testing.T, p pki, plaintext bool) string {
+// (p's server certificate, p's CA for the clients), or in plain text when
+// p is nil, and returns its address.
+func grpcServer(t *testing.T, p *testpki.PKI) string {
 	t.Helper()
 	ctx := testContext(t)
 	deps := mcpgrpc.NewDependents()
@@ -383,38 +320,22 @@ func grpcServer(t *testing.T, p pki, plaintext bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	opts := &mcpgrpc.ServerOptions{Dependents: deps, InsecurePlaintext: plaintext}
-	if !plaintext {
-		if opts.TLS, err = mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.serverCert, KeyFile: p.serverKey, CAFile: p.ca}); err != nil {
+	opts := &mcpgrpc.ServerOptions{Dependents: deps, InsecurePlaintext: p == nil}
+	if p != nil {
+		if opts.TLS, err = mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: p.CA.File}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv, err := mcpgrpc.NewServer(sess, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return testserve.GRPC(t, nil, sess, opts)
 }
 
 // TestDialGRPC: mutual TLS with certificates made at test time; the
 // session options' Handlers reach the gRPC client, so a server's sampling
 // request is answered (the CLI's own dialer dropped them).
 func TestDialGRPC(t *testing.T) {
-	p := newPKI(t)
-	addr := grpcServer(t, p, false)
-	tls := &dial.TLS{CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey, ServerName: "mcp.test"}
+	p := testpki.New(t)
+	addr := grpcServer(t, p)
+	tls := &dial.TLS{CAFile: p.CA.File, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, ServerName: "mcp.test"}
 	sampled := 0
 	opts := &transport.Options{Handlers: transport.Handlers{Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 		sampled++
@@ -435,12 +356,12 @@ func TestDialGRPC(t *testing.T) {
 	echo(t, tr, "grpc scheme")
 
 	// Without a client certificate the server refuses, and the error says why.
-	_, err = dial.Dial(testContext(t), dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{CAFile: p.ca, ServerName: "mcp.test"}}, nil)
+	_, err = dial.Dial(testContext(t), dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{CAFile: p.CA.File, ServerName: "mcp.test"}}, nil)
 	wantError(t, err, "localhost-"+port(t, "http://"+addr), "connect", "certificate required")
 }
 
 func TestDialGRPCPlaintext(t *testing.T) {
-	addr := grpcServer(t, pki{}, true)
+	addr := grpcServer(t, nil)
 	tr := mustDial(t, dial.Server{Kind: dial.GRPC, URL: addr, TLS: &dial.TLS{Plaintext: true}, Header: http.Header{"X-Team": {"blue"}}}, nil)
 	echo(t, tr, "in the clear")
 }
@@ -484,12 +405,12 @@ func TestDialRefusesBadServers(t *testing.T) {
 	}
 	// Check starts and reaches nothing: a command that is not there, a
 	// host nobody serves and a CA that pins are all fine to it.
-	p := newPKI(t)
+	p := testpki.New(t)
 	for _, s := range []dial.Server{
 		{Command: "no-such-mcp-server-here"},
-		{URL: "https://unreachable.invalid/mcp", TLS: &dial.TLS{CAFile: p.ca, CertFile: p.clientCert, KeyFile: p.clientKey}},
+		{URL: "https://unreachable.invalid/mcp", TLS: &dial.TLS{CAFile: p.CA.File, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile}},
 		{URL: "wss://unreachable.invalid/mcp"},
-		{Kind: dial.GRPC, URL: "unreachable.invalid:1", TLS: &dial.TLS{CAFile: p.ca}},
+		{Kind: dial.GRPC, URL: "unreachable.invalid:1", TLS: &dial.TLS{CAFile: p.CA.File}},
 		{Kind: dial.GRPC, URL: "unreachable.invalid:1"},
 	} {
 		if err := s.Check(); err != nil {

@@ -3,14 +3,7 @@ package dial_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -22,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 )
 
@@ -38,24 +32,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	demoServer = filepath.Join(dir, "demo-server")
-	cmd := exec.Command("go", "build", "-o", demoServer, "./examples/demo-server")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		demoErr = fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		// Every Transport a test dialled is closed by then: a goroutine
-		// left is a leak in dial or below (an HTTP transport's idle
-		// connections, a child's reaper).
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	demoServer, demoErr = testserve.BuildDemoServer(dir)
+	// Every Transport a test dialled is closed once the tests pass: a
+	// goroutine left is a leak in dial or below (an HTTP transport's idle
+	// connections, a child's reaper).
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 func demo(t *testing.T) string {
@@ -70,73 +54,6 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// pki is a CA made at test time, a server certificate it signed for
-// mcp.test and 127.0.0.1, and a client certificate, in files.
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
-
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	serial := func() *big.Int {
-		n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	caKey := newKey()
-	caTmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "tako dial test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pki{ca: write("ca.crt", "CERTIFICATE", caDER)}
-	issue := func(name string, server bool) (string, string) {
-		k := newKey()
-		tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
-		if server {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-			tmpl.DNSNames = []string{"mcp.test"}
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		} else {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(name+".crt", "CERTIFICATE", der), write(name+".key", "EC PRIVATE KEY", kder)
-	}
-	p.serverCert, p.serverKey = issue("server", true)
-	p.clientCert, p.clientKey = issue("client", false)
-	return p
 }
 
 // everythingHTTP starts the npm reference server

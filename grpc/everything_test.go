@@ -65,13 +65,13 @@ func TestBridgeEverything(t *testing.T) {
 	p := newPKI(t)
 	deps := mcpgrpc.NewDependents()
 	backend := everythingBackend(t, deps)
-	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertPEM: p.server.certPEM, KeyPEM: p.server.keyPEM, CAPEM: p.ca.pem})
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertPEM: p.Server.CertPEM, KeyPEM: p.Server.KeyPEM, CAPEM: p.CA.PEM})
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr, _ := startBridge(t, backend, &mcpgrpc.ServerOptions{TLS: stls, Dependents: deps, ListTTL: time.Minute})
 
-	ctls, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: p.client.certFile, KeyFile: p.client.keyFile, CAPEM: p.ca.pem, ServerName: "mcp.test"})
+	ctls, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAPEM: p.CA.PEM, ServerName: "mcp.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

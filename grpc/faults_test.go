@@ -6,6 +6,7 @@ import (
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
 	"github.com/tako-mcp/tako/internal/faultnet"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/transport/transporttest"
@@ -44,20 +45,8 @@ func TestFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gs, err := mcpgrpc.NewServer(backend, &mcpgrpc.ServerOptions{InsecurePlaintext: true, Dependents: deps})
-		if err != nil {
-			lis.Close()
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- gs.Serve(lis) }()
-		t.Cleanup(func() {
-			gs.Close()
-			if err := <-done; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		})
-		c, err := mcpgrpc.Dial(ctx, lis.Addr().String(), &mcpgrpc.Options{
+		addr := testserve.GRPC(t, lis, backend, &mcpgrpc.ServerOptions{InsecurePlaintext: true, Dependents: deps})
+		c, err := mcpgrpc.Dial(ctx, addr, &mcpgrpc.Options{
 			InsecurePlaintext: true,
 			Handlers:          f.Options.Handlers,
 			MaxMessageSize:    f.MaxMessageSize,

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -24,20 +25,7 @@ func startBridge(t *testing.T, backend transport.Transport, opts *mcpgrpc.Server
 		t.Fatal(err)
 	}
 	lis := &dropListener{Listener: l}
-	srv, err := mcpgrpc.NewServer(backend, opts)
-	if err != nil {
-		l.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return l.Addr().String(), lis
+	return testserve.GRPC(t, lis, backend, opts), lis
 }
 
 // referenceBackend is tako's in-process reference server reached through a

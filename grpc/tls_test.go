@@ -18,7 +18,7 @@ import (
 func mtlsBridge(t *testing.T, p *pki) string {
 	t.Helper()
 	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
-	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.server.certFile, KeyFile: p.server.keyFile, CAFile: p.ca.file(t)})
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: p.CA.File})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestMutualTLS(t *testing.T) {
 	addr := mtlsBridge(t, p)
 
 	t.Run("valid client certificate", func(t *testing.T) {
-		c, err := dialTLS(t, addr, mcpgrpc.TLSOptions{CertPEM: p.client.certPEM, KeyPEM: p.client.keyPEM, CAPEM: p.ca.pem, ServerName: "mcp.test"})
+		c, err := dialTLS(t, addr, mcpgrpc.TLSOptions{CertPEM: p.Client.CertPEM, KeyPEM: p.Client.KeyPEM, CAPEM: p.CA.PEM, ServerName: "mcp.test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,10 +61,10 @@ func TestMutualTLS(t *testing.T) {
 		opts mcpgrpc.TLSOptions
 		says string // what the error must say
 	}{
-		{"no client certificate", mcpgrpc.TLSOptions{CAPEM: p.ca.pem, ServerName: "mcp.test"}, "certificate required"},
-		{"certificate from another CA", mcpgrpc.TLSOptions{CertFile: p.stranger.certFile, KeyFile: p.stranger.keyFile, CAPEM: p.ca.pem, ServerName: "mcp.test"}, "unknown certificate authority"},
-		{"expired certificate", mcpgrpc.TLSOptions{CertFile: p.stale.certFile, KeyFile: p.stale.keyFile, CAPEM: p.ca.pem, ServerName: "mcp.test"}, "expired certificate"},
-		{"wrong server name", mcpgrpc.TLSOptions{CertFile: p.client.certFile, KeyFile: p.client.keyFile, CAPEM: p.ca.pem, ServerName: "other.test"}, "not other.test"},
+		{"no client certificate", mcpgrpc.TLSOptions{CAPEM: p.CA.PEM, ServerName: "mcp.test"}, "certificate required"},
+		{"certificate from another CA", mcpgrpc.TLSOptions{CertFile: p.stranger.CertFile, KeyFile: p.stranger.KeyFile, CAPEM: p.CA.PEM, ServerName: "mcp.test"}, "unknown certificate authority"},
+		{"expired certificate", mcpgrpc.TLSOptions{CertFile: p.stale.CertFile, KeyFile: p.stale.KeyFile, CAPEM: p.CA.PEM, ServerName: "mcp.test"}, "expired certificate"},
+		{"wrong server name", mcpgrpc.TLSOptions{CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAPEM: p.CA.PEM, ServerName: "other.test"}, "not other.test"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {

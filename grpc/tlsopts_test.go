@@ -1,17 +1,17 @@
 package mcpgrpc_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/syncbuf"
+	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -21,13 +21,13 @@ import (
 func TestServerCertificateReloaded(t *testing.T) {
 	p := newPKI(t)
 	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
-	caFile := p.ca.file(t)
-	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.server.certFile, KeyFile: p.server.keyFile, CAFile: caFile})
+	caFile := p.CA.File
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: caFile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr, _ := startBridge(t, backend, &mcpgrpc.ServerOptions{TLS: stls})
-	client := mcpgrpc.TLSOptions{CertFile: p.client.certFile, KeyFile: p.client.keyFile, CAPEM: p.ca.pem}
+	client := mcpgrpc.TLSOptions{CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAPEM: p.CA.PEM}
 
 	client.ServerName = "mcp.test"
 	c, err := dialTLS(t, addr, client)
@@ -36,8 +36,8 @@ func TestServerCertificateReloaded(t *testing.T) {
 	}
 	c.Close()
 
-	rotated := p.ca.issue(t, "rotated-server-certificate", true, "rotated.test", time.Now().Add(time.Hour))
-	for _, f := range [][2]string{{rotated.certFile, p.server.certFile}, {rotated.keyFile, p.server.keyFile}} {
+	rotated := p.CA.Issue(t, "rotated-server-certificate", &testpki.Options{Server: true, Hosts: []string{"rotated.test", "127.0.0.1"}, NotAfter: time.Now().Add(time.Hour)})
+	for _, f := range [][2]string{{rotated.CertFile, p.Server.CertFile}, {rotated.KeyFile, p.Server.KeyFile}} {
 		b, err := os.ReadFile(f[0])
 		if err != nil {
 			t.Fatal(err)
@@ -62,11 +62,11 @@ func TestTLSOptionsChecked(t *testing.T) {
 		o      mcpgrpc.TLSOptions
 	}{
 		{"client without CA", false, mcpgrpc.TLSOptions{}},
-		{"cert without key", false, mcpgrpc.TLSOptions{CAPEM: p.ca.pem, CertFile: p.client.certFile}},
-		{"files and PEM", false, mcpgrpc.TLSOptions{CAPEM: p.ca.pem, CertFile: p.client.certFile, KeyFile: p.client.keyFile, CertPEM: p.client.certPEM, KeyPEM: p.client.keyPEM}},
+		{"cert without key", false, mcpgrpc.TLSOptions{CAPEM: p.CA.PEM, CertFile: p.Client.CertFile}},
+		{"files and PEM", false, mcpgrpc.TLSOptions{CAPEM: p.CA.PEM, CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CertPEM: p.Client.CertPEM, KeyPEM: p.Client.KeyPEM}},
 		{"CA PEM without certificates", false, mcpgrpc.TLSOptions{CAPEM: []byte("not pem")}},
-		{"server without certificate", true, mcpgrpc.TLSOptions{CAPEM: p.ca.pem}},
-		{"key that does not match", true, mcpgrpc.TLSOptions{CertPEM: p.server.certPEM, KeyPEM: p.client.keyPEM}},
+		{"server without certificate", true, mcpgrpc.TLSOptions{CAPEM: p.CA.PEM}},
+		{"key that does not match", true, mcpgrpc.TLSOptions{CertPEM: p.Server.CertPEM, KeyPEM: p.Client.KeyPEM}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestTLSOptionsChecked(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CAPEM: p.ca.pem})
+	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CAPEM: p.CA.PEM})
 	if err != nil || cfg.MinVersion != 0x0304 {
 		t.Errorf("default MinVersion = %#x, %v; want TLS 1.3", cfg.MinVersion, err)
 	}
@@ -104,8 +104,8 @@ func TestPlaintextOnlyByName(t *testing.T) {
 func TestClientCertificateReloaded(t *testing.T) {
 	p := newPKI(t)
 	addr := mtlsBridge(t, p)
-	fresh := p.ca.issue(t, "rotating-client", false, "", time.Now().Add(time.Hour))
-	ctls, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: fresh.certFile, KeyFile: fresh.keyFile, CAPEM: p.ca.pem, ServerName: "mcp.test"})
+	fresh := p.CA.Issue(t, "rotating-client", &testpki.Options{NotAfter: time.Now().Add(time.Hour)})
+	ctls, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: fresh.CertFile, KeyFile: fresh.KeyFile, CAPEM: p.CA.PEM, ServerName: "mcp.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestClientCertificateReloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rotate to the expired certificate: the same config now presents it.
-	for _, f := range [][2]string{{p.stale.certFile, fresh.certFile}, {p.stale.keyFile, fresh.keyFile}} {
+	for _, f := range [][2]string{{p.stale.CertFile, fresh.CertFile}, {p.stale.KeyFile, fresh.KeyFile}} {
 		b, err := os.ReadFile(f[0])
 		if err != nil {
 			t.Fatal(err)
@@ -142,21 +142,21 @@ func TestClientCertificateReloaded(t *testing.T) {
 // the last good CA and logs it once; a complete new CA is then taken.
 func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 	p := newPKI(t)
-	next := newCA(t, "the next client CA")
-	nextClient := next.issue(t, "next-client", false, "", time.Now().Add(time.Hour))
-	caFile := p.ca.file(t)
-	logs := &lockedBuffer{}
-	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.server.certFile, KeyFile: p.server.keyFile, CAFile: caFile,
+	next := testpki.NewCA(t, "the next client CA")
+	nextClient := next.Issue(t, "next-client", &testpki.Options{NotAfter: time.Now().Add(time.Hour)})
+	caFile := p.CA.File
+	logs := &syncbuf.Buffer{}
+	stls, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: caFile,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	backend := referenceBackend(t, mcptest.NewReference(mcptest.Options{}), transport.Handlers{})
 	addr, _ := startBridge(t, backend, &mcpgrpc.ServerOptions{TLS: stls})
-	dial := func(l *leaf) error {
-		o := mcpgrpc.TLSOptions{CAPEM: p.ca.pem, ServerName: "mcp.test"}
+	dial := func(l *testpki.Leaf) error {
+		o := mcpgrpc.TLSOptions{CAPEM: p.CA.PEM, ServerName: "mcp.test"}
 		if l != nil {
-			o.CertFile, o.KeyFile = l.certFile, l.keyFile
+			o.CertFile, o.KeyFile = l.CertFile, l.KeyFile
 		}
 		c, err := dialTLS(t, addr, o)
 		if err == nil {
@@ -169,7 +169,7 @@ func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 		if err := dial(nil); err == nil || !strings.Contains(err.Error(), "certificate required") {
 			t.Errorf("%s: a client without a certificate: %v, want it refused", when, err)
 		}
-		if err := dial(p.client); err != nil {
+		if err := dial(p.Client); err != nil {
 			t.Errorf("%s: the first CA's client: %v", when, err)
 		}
 	}
@@ -179,7 +179,7 @@ func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 		change func() error
 	}{
 		{"emptied", func() error { return os.Truncate(caFile, 0) }},
-		{"half written", func() error { return os.WriteFile(caFile, next.pem[:len(next.pem)/2], 0o600) }},
+		{"half written", func() error { return os.WriteFile(caFile, next.PEM[:len(next.PEM)/2], 0o600) }},
 		{"removed", func() error { return os.Remove(caFile) }},
 	}
 	for _, step := range steps {
@@ -194,35 +194,16 @@ func TestServerKeepsClientCAWhenFileEmptied(t *testing.T) {
 			t.Errorf("CA file %s: logged %q, want one warning that names the file", step.name, lines)
 		}
 	}
-	if err := os.WriteFile(caFile, next.pem, 0o600); err != nil {
+	if err := os.WriteFile(caFile, next.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := dial(nextClient); err != nil {
 		t.Errorf("the new CA's client: %v", err)
 	}
-	if err := dial(p.client); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+	if err := dial(p.Client); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
 		t.Errorf("the first CA's client after the new CA was written: %v, want it refused", err)
 	}
 	if err := dial(nil); err == nil {
 		t.Error("a client without a certificate was let in after the new CA was written")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger on grpc's goroutines and a
-// test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

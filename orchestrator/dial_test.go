@@ -14,6 +14,7 @@ import (
 
 	"github.com/tako-mcp/tako/dial"
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/orchestrator"
@@ -49,23 +50,7 @@ func grpcServer(t *testing.T, srv *mcptest.Server) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close(); wait() })
-	gs, err := mcpgrpc.NewServer(sess, &mcpgrpc.ServerOptions{InsecurePlaintext: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return testserve.GRPC(t, nil, sess, &mcpgrpc.ServerOptions{InsecurePlaintext: true})
 }
 
 // Issue 21: the agent dialled stdio and Streamable HTTP only; a WebSocket
@@ -244,13 +229,8 @@ func TestAgentRegistryRefusesWhatItCannotHonour(t *testing.T) {
 // closed.
 func TestNewCleansUpWhenOneServerFails(t *testing.T) {
 	wsURL, ended := wsServer(t, calcServer(""))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
-	_, err = orchestrator.New(testContext(t), orchestrator.Config{
+	dead := testserve.ClosedAddr(t)
+	_, err := orchestrator.New(testContext(t), orchestrator.Config{
 		Provider: &script{},
 		MCPServers: []orchestrator.MCPServer{
 			{Name: "good", URL: wsURL},

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -289,22 +288,4 @@ func mustCall(t testing.TB, c transport.Conn, id mcp.ID, method string, params a
 		t.Fatalf("%s: got message %+v, want the response to %s", method, m, id)
 	}
 	return m
-}
-
-// logBuffer is a concurrency-safe buffer for a test logger.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
@@ -112,7 +113,7 @@ func TestOverCapLine(t *testing.T) {
 }
 
 func TestJunkLinesSkipped(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c := startServer(t, "echo", stdio.Options{Logger: logger})
 	m := mustCall(t, c, mcp.Int64ID(1), "junk", nil)
@@ -143,7 +144,7 @@ func TestBatchLine(t *testing.T) {
 // The server exits on its own: Read delivers what it wrote last, then an
 // *ExitError with its status and stderr; Write then fails the same way.
 func TestServerExit(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := startServer(t, "echo", stdio.Options{Logger: logger})
 	ctx := context.Background()

@@ -12,13 +12,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
@@ -39,11 +39,7 @@ func demoServer(t testing.TB) string {
 			demo.err = err
 			return
 		}
-		demo.path = filepath.Join(dir, "demo-server")
-		out, err := exec.Command("go", "build", "-o", demo.path, "../examples/demo-server").CombinedOutput()
-		if err != nil {
-			demo.err = fmt.Errorf("go build demo-server: %v\n%s", err, out)
-		}
+		demo.path, demo.err = testserve.BuildDemoServer(dir)
 	})
 	if demo.err != nil {
 		t.Fatal(demo.err)

@@ -47,20 +47,29 @@ func (s *emptyDiscover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.legacyServer.ServeHTTP(w, r)
 }
 
+// dialEmptyDiscover serves an emptyDiscover in front of a new legacy
+// server and dials it, without the handshake; the server is closed when
+// the test ends.
+func dialEmptyDiscover(t *testing.T, ctx context.Context) (*emptyDiscover, *streamablehttp.Conn) {
+	t.Helper()
+	srv := &emptyDiscover{legacyServer: newLegacyServer()}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	conn, err := streamablehttp.Dial(ctx, hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, conn
+}
+
 // TestEmptyDiscoverResultIsALegacyServer: {} is a successful answer to
 // server/discover but not a DiscoverResult. It was taken for a 2026-07-28
 // server with no capabilities, whose ListTools then returned no tools
 // without sending anything; the server is legacy, so the session is too,
 // and lists its tool.
 func TestEmptyDiscoverResultIsALegacyServer(t *testing.T) {
-	srv := &emptyDiscover{legacyServer: newLegacyServer()}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
 	ctx := testContext(t)
-	conn, err := streamablehttp.Dial(ctx, hs.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, conn := dialEmptyDiscover(t, ctx)
 	s, err := transport.Connect(ctx, conn, nil) // the defaults: nothing pinned
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -87,14 +96,8 @@ func TestEmptyDiscoverResultIsALegacyServer(t *testing.T) {
 // TestEmptyDiscoverResultPinnedFails: with 2026-07-28 pinned there is no
 // fallback, and the error says what was wrong with the answer.
 func TestEmptyDiscoverResultPinnedFails(t *testing.T) {
-	srv := &emptyDiscover{legacyServer: newLegacyServer()}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
 	ctx := testContext(t)
-	conn, err := streamablehttp.Dial(ctx, hs.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conn := dialEmptyDiscover(t, ctx)
 	s, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20260728})
 	if err == nil {
 		s.Close()

@@ -70,16 +70,14 @@ func TestServerRequestsPastTheBoundAreRefused(t *testing.T) {
 	_ = s
 }
 
-// TestNotificationFloodToSlowSubscriberIsBounded: notifications for a
-// subscriber that does not keep up are dropped past
-// MaxQueuedNotifications, counted, and nothing else is lost (before the
-// fix the queue grew without bound: 170-190 MB for 100,000 notifications
-// of 1 KB).
-func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
-	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
-	s := connect(t, conn, &transport.Options{MaxQueuedNotifications: 100})
+// floodStuckSubscriber subscribes to s a subscriber that takes the first
+// notification and then blocks until the test ends, and has the fake
+// server f send n log notifications with params, the first alone (so that
+// the subscriber holds it before the rest arrive).
+func floodStuckSubscriber(t *testing.T, f *fakeServer, s *transport.Session, n int, params json.RawMessage) {
+	t.Helper()
 	block := make(chan struct{})
-	defer close(block)
+	t.Cleanup(func() { close(block) })
 	var got atomic.Int64
 	first := make(chan struct{})
 	unsub := s.Subscribe(func(n mcp.Notification) {
@@ -88,9 +86,7 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 			<-block
 		}
 	})
-	defer unsub()
-	params := json.RawMessage(`{"level":"info","data":"` + strings.Repeat("x", 1000) + `"}`)
-	const n = 20_000
+	t.Cleanup(unsub)
 	send := func(i int) {
 		if err := f.conn.Write(context.Background(), &mcp.Message{Method: mcp.NotificationMessage, Params: params}); err != nil {
 			t.Fatalf("notification %d: %v", i, err)
@@ -101,6 +97,18 @@ func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
 	for i := 1; i < n; i++ {
 		send(i)
 	}
+}
+
+// TestNotificationFloodToSlowSubscriberIsBounded: notifications for a
+// subscriber that does not keep up are dropped past
+// MaxQueuedNotifications, counted, and nothing else is lost (before the
+// fix the queue grew without bound: 170-190 MB for 100,000 notifications
+// of 1 KB).
+func TestNotificationFloodToSlowSubscriberIsBounded(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	s := connect(t, conn, &transport.Options{MaxQueuedNotifications: 100})
+	const n = 20_000
+	floodStuckSubscriber(t, f, s, n, json.RawMessage(`{"level":"info","data":"`+strings.Repeat("x", 1000)+`"}`))
 	// A call after the flood: its response passes the full queue, and
 	// once it is back every notification before it has been read.
 	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); err != nil {
@@ -216,30 +224,9 @@ func TestServerRequestFloodIsBoundedByDefault(t *testing.T) {
 func TestNotificationFloodIsBoundedByDefault(t *testing.T) {
 	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
 	s := connect(t, conn, nil)
-	block := make(chan struct{})
-	defer close(block)
-	first := make(chan struct{})
-	var got atomic.Int64
-	unsub := s.Subscribe(func(n mcp.Notification) {
-		if got.Add(1) == 1 {
-			close(first)
-			<-block
-		}
-	})
-	defer unsub()
-	params := json.RawMessage(`{"level":"info","data":"x"}`)
 	const past = 1000
 	n := 1 + documentedMaxQueuedNotifications + past
-	send := func(i int) {
-		if err := f.conn.Write(context.Background(), &mcp.Message{Method: mcp.NotificationMessage, Params: params}); err != nil {
-			t.Fatalf("notification %d: %v", i, err)
-		}
-	}
-	send(0)
-	within(t, first, "the first notification") // the subscriber now blocks with it
-	for i := 1; i < n; i++ {
-		send(i)
-	}
+	floodStuckSubscriber(t, f, s, n, json.RawMessage(`{"level":"info","data":"x"}`))
 	// Once the call after the flood is back, every notification before it
 	// has been read.
 	ctx, cancel := context.WithTimeout(context.Background(), fakeWait)

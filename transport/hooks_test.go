@@ -1,7 +1,6 @@
 package transport_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -237,7 +237,7 @@ func TestHeaderMismatchListsToolsAgainAndRetriesOnce(t *testing.T) {
 }
 
 func TestListenAckMissingAGrantIsLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	var f *fakeServer
 	f, conn := startFake(t, func(fs *fakeServer, m *mcp.Message) *mcp.Message {
 		switch m.Method {
@@ -267,22 +267,4 @@ func TestListenAckMissingAGrantIsLogged(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, "did not grant") || !strings.Contains(out, "promptsListChanged") {
 		t.Fatalf("no warning for the missing grant; log: %s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -119,27 +120,18 @@ func lackingCapabilities(required, have mcp.ClientCapabilities, tasksExt bool) [
 	if len(required.Tasks) > 0 && len(have.Tasks) == 0 {
 		out = append(out, "tasks")
 	}
-	for _, k := range sortedKeys(required.Experimental) {
+	for _, k := range slices.Sorted(maps.Keys(required.Experimental)) {
 		if _, ok := have.Experimental[k]; !ok {
 			out = append(out, "experimental."+k)
 		}
 	}
-	for _, k := range sortedKeys(required.Extensions) {
+	for _, k := range slices.Sorted(maps.Keys(required.Extensions)) {
 		if _, ok := have.Extensions[k]; ok || (k == mcp.ExtensionTasks && tasksExt) {
 			continue
 		}
 		out = append(out, "extensions."+k)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // isTaskResult reports whether a tools/call result is the tasks

@@ -1,22 +1,20 @@
 package websocket_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gorilla "github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
@@ -149,7 +147,7 @@ func TestHandlerRequiresToken(t *testing.T) {
 // 503 and a one-line reason, before a backend starts, and the refusal is
 // logged; once a client has gone, the next one gets in.
 func TestHandlerCapsClients(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	url, started := countingBridge(t, &websocket.Handler{MaxClients: 2, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	var sessions []*transport.Session
 	for range 2 {
@@ -233,7 +231,7 @@ func TestHandlerStartsBackendAfterUpgrade(t *testing.T) {
 		{"version 8", "GET /mcp HTTP/1.1\r\nHost: " + addr + "\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 8\r\n" + key + "Sec-WebSocket-Protocol: mcp\r\n\r\n"},
 		{"POST", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" + key + "Sec-WebSocket-Protocol: mcp\r\n\r\n"},
 	} {
-		status := rawRequest(t, addr, tc.req)
+		status := testserve.RawStatus(t, addr, tc.req)
 		if status < 400 {
 			t.Errorf("%s: HTTP %d, want a refusal", tc.name, status)
 		}
@@ -241,32 +239,9 @@ func TestHandlerStartsBackendAfterUpgrade(t *testing.T) {
 	if n := started(); n != 0 {
 		t.Fatalf("%d backends started for handshakes that failed", n)
 	}
-	if status := rawRequest(t, addr, "GET /mcp HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"+key+"Sec-WebSocket-Protocol: mcp\r\n\r\n"); status != 101 {
+	if status := testserve.RawStatus(t, addr, "GET /mcp HTTP/1.1\r\nHost: "+addr+"\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"+key+"Sec-WebSocket-Protocol: mcp\r\n\r\n"); status != 101 {
 		t.Fatalf("a complete handshake: HTTP %d", status)
 	}
-}
-
-// rawRequest writes req on a new TCP connection to addr and returns the
-// status of the answer.
-func rawRequest(t *testing.T, addr, req string) int {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(c, req); err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 // TestBackendFailsClosesWithReason: a backend that cannot start (which is
@@ -281,23 +256,4 @@ func TestBackendFailsClosesWithReason(t *testing.T) {
 	if !errors.Is(err, transport.ErrConnectionLost) || !strings.Contains(err.Error(), "1011") || !strings.Contains(err.Error(), "could not be started") {
 		t.Fatalf("Connect: %v, want the connection lost with code 1011 and the reason", err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger on the server's goroutines
-// and a test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

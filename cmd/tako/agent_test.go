@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/orchestrator"
@@ -239,7 +241,7 @@ func wsDemo(t *testing.T, name string) string {
 
 // grpcDemo serves the demo server over gRPC with mutual TLS (p's server
 // certificate, p's CA for the clients) and returns its address.
-func grpcDemo(t *testing.T, p grpcPKI) string {
+func grpcDemo(t *testing.T, p *testpki.PKI) string {
 	t.Helper()
 	if demoBuildErr != nil {
 		t.Fatalf("no demo server: %v", demoBuildErr)
@@ -254,27 +256,11 @@ func grpcDemo(t *testing.T, p grpcPKI) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.serverCert, KeyFile: p.serverKey, CAFile: p.ca})
+	tlsCfg, err := mcpgrpc.ServerTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Server.CertFile, KeyFile: p.Server.KeyFile, CAFile: p.CA.File})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpgrpc.NewServer(sess, &mcpgrpc.ServerOptions{TLS: tlsCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return testserve.GRPC(t, nil, sess, &mcpgrpc.ServerOptions{TLS: tlsCfg})
 }
 
 func portOf(t *testing.T, hostport string) string {
@@ -295,14 +281,14 @@ func TestAgentWebSocketAndGRPC(t *testing.T) {
 	model := &modelServer{}
 	srv := httptest.NewServer(model)
 	defer srv.Close()
-	p := newGRPCPKI(t)
+	p := testpki.New(t)
 	wsURL := wsDemo(t, "ws-demo")
 	addr := grpcDemo(t, p)
 	ws := "localhost-" + portOf(t, strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws://"), "/mcp"))
 	grpc := "localhost-" + portOf(t, addr)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "--prefix",
 		"--ws", wsURL, "--header", "X-Team: blue",
-		"--grpc", addr, "--ca", p.ca, "--cert", p.clientCert, "--key", p.clientKey, "--server-name", "mcp.test",
+		"--grpc", addr, "--ca", p.CA.File, "--cert", p.Client.CertFile, "--key", p.Client.KeyFile, "--server-name", "mcp.test",
 		"say hi")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -323,7 +309,7 @@ func TestAgentWebSocketAndGRPC(t *testing.T) {
 // they do not apply, or a server is wrong, the agent says so before it
 // starts anything.
 func TestAgentGRPCFlags(t *testing.T) {
-	p := newGRPCPKI(t)
+	p := testpki.New(t)
 	addr := grpcDemo(t, p)
 	base := []string{"agent", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}
 	for _, c := range []struct {
@@ -331,14 +317,14 @@ func TestAgentGRPCFlags(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"--ca", p.ca, "--grpc", addr, "hi"}, exitUsage, []string{"--ca applies to the --grpc flag before it"}},
+		{[]string{"--ca", p.CA.File, "--grpc", addr, "hi"}, exitUsage, []string{"--ca applies to the --grpc flag before it"}},
 		{[]string{"--plaintext", "--grpc", addr, "hi"}, exitUsage, []string{"--plaintext applies to the --grpc flag before it"}},
-		{[]string{"--ws", "ws://127.0.0.1:1/mcp", "--ca", p.ca, "hi"}, exitUsage, []string{"are for a --grpc server"}},
+		{[]string{"--ws", "ws://127.0.0.1:1/mcp", "--ca", p.CA.File, "hi"}, exitUsage, []string{"are for a --grpc server"}},
 		{[]string{"--grpc", addr, "hi"}, exitUsage, []string{"--grpc needs --ca FILE"}},
-		{[]string{"--grpc", addr, "--ca", p.ca, "--cert", p.clientCert, "hi"}, exitUsage, []string{"--cert and --key go together"}},
+		{[]string{"--grpc", addr, "--ca", p.CA.File, "--cert", p.Client.CertFile, "hi"}, exitUsage, []string{"--cert and --key go together"}},
 		// No client certificate: the server refuses, and the error names
 		// the server once.
-		{[]string{"--grpc", addr, "--ca", p.ca, "--server-name", "mcp.test", "hi"}, exitFailure,
+		{[]string{"--grpc", addr, "--ca", p.CA.File, "--server-name", "mcp.test", "hi"}, exitFailure,
 			[]string{`agent: server localhost-` + portOf(t, addr) + `: connect:`, "certificate required"}},
 	} {
 		r := tako(t, append(base, c.args...)...)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tako-mcp/tako/internal/testserve"
 )
 
 // TestAgentAPIKeyInCLIWords: a missing key is told in the CLI's words
@@ -60,7 +62,7 @@ func TestAgentBaseURLPageNotDumped(t *testing.T) {
 // with the URL, not as "orchestrator: turn 1: openai: Post ...: dial tcp".
 func TestAgentModelUnreachable(t *testing.T) {
 	t.Parallel()
-	addr := closedPort(t)
+	addr := testserve.ClosedAddr(t)
 	r := tako(t, "agent", "--provider", "openai", "--base-url", "http://"+addr+"/v1", "--model", "m", "--stdio", demoCommand(t), "hi")
 	r.wantFailure(t, exitFailure, "agent: cannot reach the model's API at http://"+addr+"/v1/chat/completions: connection refused (is it running, and is --base-url right?)")
 	for _, s := range []string{"orchestrator", "dial tcp", "Post"} {

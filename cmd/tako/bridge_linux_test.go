@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -46,14 +47,7 @@ func TestBridgeBinarySIGTERM(t *testing.T) {
 	url := strings.TrimSpace(line)
 
 	for range 2 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		if _, err := s.ListTools(ctx); err != nil {
 			t.Fatal(err)
@@ -180,7 +174,7 @@ func TestBridgeThreadsBoundedByMaxClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

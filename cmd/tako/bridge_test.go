@@ -2,26 +2,19 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
@@ -50,7 +43,7 @@ func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	errBuf := &syncBuffer{}
+	errBuf := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		code := run(ctx, append([]string{"bridge"}, args...), pw, errBuf)
@@ -83,22 +76,19 @@ func startBridgeStderr(t *testing.T, args ...string) (url string, interrupt func
 	return strings.TrimSpace(line), interrupt, errBuf.String
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// wsSession dials url over WebSocket with opts and runs the MCP handshake;
+// the caller closes the session.
+func wsSession(ctx context.Context, t *testing.T, url string, opts *websocket.Options) *transport.Session {
+	t.Helper()
+	conn, err := websocket.Dial(ctx, url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := transport.Connect(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestBridgeWSInterrupt: an interrupted bridge closes its clients'
@@ -111,14 +101,7 @@ func TestBridgeWSInterrupt(t *testing.T) {
 	defer cancel()
 	var sessions []*transport.Session
 	for range 3 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		if _, err := s.ListTools(ctx); err != nil {
 			t.Fatal(err)
@@ -168,12 +151,7 @@ func TestBridgeWS(t *testing.T) {
 // TestBridgeWSUnreachable: --ws to a port where nobody listens fails with
 // status 3 and one line that says what could not be reached.
 func TestBridgeWSUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testserve.ClosedAddr(t)
 	r := tako(t, "tools", "--ws", "ws://"+addr+"/mcp")
 	r.wantFailure(t, 3, "reach ws://"+addr+"/mcp", "connection refused")
 }
@@ -191,23 +169,16 @@ func TestBridgeWSListenFails(t *testing.T) {
 }
 
 // TestBridgeWSTLS: with --tls-cert and --tls-key the bridge serves wss://,
-// which a client that trusts the certificate reaches.
+// which a client that trusts the certificate's CA reaches.
 func TestBridgeWSTLS(t *testing.T) {
-	certFile, keyFile, pool := selfSigned(t)
-	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	p := testpki.New(t)
+	url := bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demoCommand(t), "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile)
 	if !strings.HasPrefix(url, "wss://") {
 		t.Fatalf("bridge printed %q, want a wss:// URL", url)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := websocket.Dial(ctx, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: pool}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := transport.Connect(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := wsSession(ctx, t, url, &websocket.Options{TLSClientConfig: &tls.Config{RootCAs: p.CA.Pool}})
 	defer s.Close()
 	tools, err := s.ListTools(ctx)
 	if err != nil || len(tools) == 0 {
@@ -216,48 +187,6 @@ func TestBridgeWSTLS(t *testing.T) {
 	// A client that does not trust it is refused.
 	r := tako(t, "tools", "--ws", url)
 	r.wantFailure(t, 3, "certificate")
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key as PEM files
-// and returns them with a pool that trusts the certificate.
-func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "tako test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }
 
 // TestBridgeWSServesHTTPServer: the bridge reaches its server through dial

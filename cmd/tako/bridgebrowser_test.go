@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/mcptest"
 )
 
@@ -90,7 +91,7 @@ func rebindInChromium(t *testing.T, chromium, bridgeURL string) string {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir="+profile, "--host-resolver-rules=MAP evil.example 127.0.0.2",
 		"--dump-dom", "http://evil.example:"+port+"/")
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

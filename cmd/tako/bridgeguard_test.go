@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -15,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/transport"
 	"github.com/tako-mcp/tako/websocket"
 )
@@ -197,14 +196,7 @@ func TestBridgeCapsClients(t *testing.T) {
 	defer cancel()
 	var sessions []*transport.Session
 	for range 2 {
-		conn, err := websocket.Dial(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := transport.Connect(ctx, conn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wsSession(ctx, t, url, nil)
 		defer s.Close()
 		sessions = append(sessions, s)
 	}
@@ -263,7 +255,7 @@ func TestBridgeStartsBackendAfterUpgrade(t *testing.T) {
 		{"version 8", "GET /mcp HTTP/1.1\r\nHost: " + addr + "\r\n" + upgrade + "Sec-WebSocket-Version: 8\r\n" + key + "\r\n"},
 		{"POST", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 0\r\n" + upgrade + "Sec-WebSocket-Version: 13\r\n" + key + "\r\n"},
 	} {
-		if status := rawHTTP(t, addr, tc.req); status < 400 {
+		if status := testserve.RawStatus(t, addr, tc.req); status < 400 {
 			t.Errorf("%s: HTTP %d, want a refusal", tc.name, status)
 		}
 	}
@@ -275,32 +267,9 @@ func TestBridgeStartsBackendAfterUpgrade(t *testing.T) {
 	}
 }
 
-// rawHTTP writes req on a new TCP connection to addr and returns the
-// status of the answer.
-func rawHTTP(t *testing.T, addr, req string) int {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(c, req); err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
-}
-
 // The flags of --listen-ws are checked before anything starts.
 func TestBridgeWSFlagsAreUsageErrors(t *testing.T) {
-	p := newGRPCPKI(t)
+	p := testpki.New(t)
 	demo := demoCommand(t)
 	for _, tc := range []struct {
 		name string
@@ -312,7 +281,7 @@ func TestBridgeWSFlagsAreUsageErrors(t *testing.T) {
 		{"both token flags", []string{"--listen-ws", "127.0.0.1:0", "--token", "--token-env", "HOME"}, "give one of them"},
 		{"an empty token variable", []string{"--listen-ws", "127.0.0.1:0", "--token-env", "TAKO_TEST_NO_SUCH_VARIABLE"}, "$TAKO_TEST_NO_SUCH_VARIABLE is empty"},
 		{"an origin that is not one", []string{"--listen-ws", "127.0.0.1:0", "--allow-origin", "localhost:5173"}, "--allow-origin wants an origin"},
-		{"a token for the gRPC end", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--token"}, "are for --listen-ws"},
+		{"a token for the gRPC end", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--token"}, "are for --listen-ws"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tako(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...).wantFailure(t, 2, tc.says)

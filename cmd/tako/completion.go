@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -63,10 +64,10 @@ func runCompletion(args []string, stdout io.Writer) error {
 
 // completionWords are the lists every script needs.
 type completionWords struct {
-	commands     []string // sorted
-	flags        []string // every flag of the shared table, with "--"
-	valueFlags   []string // the flags, of any command, that take a value
-	cmdFlags     map[string][]string
+	commands     []string            // sorted
+	flags        []string            // every flag of the shared table, with "--"
+	valueFlags   []string            // the flags, of any command, that take a value
+	cmdFlags     map[string][]string // each command that parses its own flags: what completes after it
 	descriptions map[string]string
 }
 
@@ -88,21 +89,73 @@ func completionLists() completionWords {
 			}
 		}
 	}
+	sort.Strings(w.flags)
 	for cmd, fl := range commandFlags {
+		if len(fl) == 0 {
+			continue // no arm: the catch-all completes the shared flags
+		}
 		for n, v := range fl {
 			w.cmdFlags[cmd] = append(w.cmdFlags[cmd], "--"+n)
 			if v {
 				values[n] = true
 			}
 		}
+		if cmd == "agent" || cmd == "shell" { // they take the shared flags too
+			w.cmdFlags[cmd] = append(w.cmdFlags[cmd], w.flags...)
+		}
 		sort.Strings(w.cmdFlags[cmd])
+		w.cmdFlags[cmd] = slices.Compact(w.cmdFlags[cmd])
 	}
 	for n := range values {
 		w.valueFlags = append(w.valueFlags, "--"+n)
 	}
-	sort.Strings(w.flags)
 	sort.Strings(w.valueFlags)
 	return w
+}
+
+// A completionDialect is how bash or zsh completes each kind of word; the
+// two scripts have the same arms otherwise (prevArms, commandArms).
+type completionDialect struct {
+	offer       func(words []string) string // offers words to complete the current one
+	files, dirs string                      // completes a file name, a directory
+}
+
+var (
+	bashDialect = completionDialect{
+		offer: func(words []string) string {
+			return fmt.Sprintf("COMPREPLY=($(compgen -W %q -- \"$cur\"))", strings.Join(words, " "))
+		},
+		files: "COMPREPLY=($(compgen -f -- \"$cur\"))",
+		dirs:  "COMPREPLY=($(compgen -d -- \"$cur\"))",
+	}
+	zshDialect = completionDialect{
+		offer: func(words []string) string { return "compadd -- " + strings.Join(words, " ") },
+		files: "_files",
+		dirs:  "_files -/",
+	}
+)
+
+// prevArms writes the arms of the case on the word before the cursor:
+// what a flag that takes a value completes to.
+func (w completionWords) prevArms(b *strings.Builder, d completionDialect) {
+	fmt.Fprintf(b, "        %s) %s; return ;;\n", strings.Join(dashed(fileFlags), "|"), d.files)
+	fmt.Fprintf(b, "        --root) %s; return ;;\n", d.dirs)
+	for _, f := range slices.Sorted(maps.Keys(flagValues)) {
+		fmt.Fprintf(b, "        --%s) %s; return ;;\n", f, d.offer(flagValues[f]))
+	}
+	fmt.Fprintf(b, "        %s) return ;;\n", strings.Join(w.valueFlags, "|"))
+}
+
+// commandArms writes the arms of the case on the command, after the one
+// for no command yet: what help and completion take, and each command's
+// flags.
+func (w completionWords) commandArms(b *strings.Builder, d completionDialect) {
+	fmt.Fprintf(b, "        help) %s; return ;;\n", d.offer(append(slices.Clone(w.commands), "all")))
+	fmt.Fprintf(b, "        completion) %s; return ;;\n", d.offer(completionShells))
+	for _, cmd := range slices.Sorted(maps.Keys(w.cmdFlags)) {
+		fmt.Fprintf(b, "        %s) [[ $cur == -* ]] && %s; return ;;\n", cmd, d.offer(w.cmdFlags[cmd]))
+	}
+	fmt.Fprintf(b, "        *) [[ $cur == -* ]] && %s; return ;;\n", d.offer(w.flags))
 }
 
 func bashCompletion() string {
@@ -112,12 +165,7 @@ func bashCompletion() string {
 	b.WriteString("_tako() {\n")
 	b.WriteString("    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd= i w\n")
 	b.WriteString("    case \"$prev\" in\n")
-	fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", strings.Join(dashed(fileFlags), "|"))
-	b.WriteString("        --root) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n")
-	for _, f := range sortedKeys(flagValues) {
-		fmt.Fprintf(&b, "        --%s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", f, strings.Join(flagValues[f], " "))
-	}
-	fmt.Fprintf(&b, "        %s) return ;;\n", strings.Join(w.valueFlags, "|"))
+	w.prevArms(&b, bashDialect)
 	b.WriteString("    esac\n")
 	b.WriteString("    for ((i = 1; i < COMP_CWORD; i++)); do\n        w=\"${COMP_WORDS[i]}\"\n        case \"$w\" in\n")
 	fmt.Fprintf(&b, "            %s) ((i++)) ;;\n", strings.Join(w.valueFlags, "|"))
@@ -125,18 +173,7 @@ func bashCompletion() string {
 	b.WriteString("    case \"$cmd\" in\n")
 	fmt.Fprintf(&b, "        \"\") [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\")) || COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n",
 		strings.Join(w.flags, " "), strings.Join(w.commands, " "))
-	fmt.Fprintf(&b, "        help) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", strings.Join(append(slices.Clone(w.commands), "all"), " "))
-	fmt.Fprintf(&b, "        completion) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", strings.Join(completionShells, " "))
-	for _, cmd := range sortedKeys(w.cmdFlags) {
-		flags := w.cmdFlags[cmd]
-		if cmd == "agent" || cmd == "shell" {
-			flags = append(slices.Clone(flags), w.flags...)
-			sort.Strings(flags)
-			flags = slices.Compact(flags)
-		}
-		fmt.Fprintf(&b, "        %s) [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", cmd, strings.Join(flags, " "))
-	}
-	fmt.Fprintf(&b, "        *) [[ $cur == -* ]] && COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", strings.Join(w.flags, " "))
+	w.commandArms(&b, bashDialect)
 	b.WriteString("    esac\n}\ncomplete -F _tako tako\n")
 	return b.String()
 }
@@ -153,30 +190,14 @@ func zshCompletion() string {
 	}
 	b.WriteString("    )\n")
 	b.WriteString("    case $prev in\n")
-	fmt.Fprintf(&b, "        %s) _files; return ;;\n", strings.Join(dashed(fileFlags), "|"))
-	b.WriteString("        --root) _files -/; return ;;\n")
-	for _, f := range sortedKeys(flagValues) {
-		fmt.Fprintf(&b, "        --%s) compadd -- %s; return ;;\n", f, strings.Join(flagValues[f], " "))
-	}
-	fmt.Fprintf(&b, "        %s) return ;;\n", strings.Join(w.valueFlags, "|"))
+	w.prevArms(&b, zshDialect)
 	b.WriteString("    esac\n")
 	b.WriteString("    for (( i = 2; i < CURRENT; i++ )); do\n        case ${words[i]} in\n")
 	fmt.Fprintf(&b, "            %s) (( i++ )) ;;\n", strings.Join(w.valueFlags, "|"))
 	b.WriteString("            -*) ;;\n            *) cmd=${words[i]}; break ;;\n        esac\n    done\n")
 	b.WriteString("    case $cmd in\n")
 	fmt.Fprintf(&b, "        '') if [[ $cur == -* ]]; then compadd -- %s; else _describe command commands; fi; return ;;\n", strings.Join(w.flags, " "))
-	fmt.Fprintf(&b, "        help) compadd -- %s; return ;;\n", strings.Join(append(slices.Clone(w.commands), "all"), " "))
-	fmt.Fprintf(&b, "        completion) compadd -- %s; return ;;\n", strings.Join(completionShells, " "))
-	for _, cmd := range sortedKeys(w.cmdFlags) {
-		flags := w.cmdFlags[cmd]
-		if cmd == "agent" || cmd == "shell" {
-			flags = append(slices.Clone(flags), w.flags...)
-			sort.Strings(flags)
-			flags = slices.Compact(flags)
-		}
-		fmt.Fprintf(&b, "        %s) [[ $cur == -* ]] && compadd -- %s; return ;;\n", cmd, strings.Join(flags, " "))
-	}
-	fmt.Fprintf(&b, "        *) [[ $cur == -* ]] && compadd -- %s; return ;;\n", strings.Join(w.flags, " "))
+	w.commandArms(&b, zshDialect)
 	b.WriteString("    esac\n}\n")
 	b.WriteString("if [[ ${funcstack[1]} == _tako ]]; then _tako \"$@\"; else compdef _tako tako; fi\n")
 	return b.String()
@@ -220,8 +241,8 @@ func fishCompletion() string {
 			}
 		}
 	}
-	for _, cmd := range sortedKeys(commandFlags) {
-		for _, n := range sortedKeys(commandFlags[cmd]) {
+	for _, cmd := range slices.Sorted(maps.Keys(commandFlags)) {
+		for _, n := range slices.Sorted(maps.Keys(commandFlags[cmd])) {
 			if !seen[n] {
 				flag(n, commandFlags[cmd][n], "__fish_seen_subcommand_from "+cmd)
 			}
@@ -236,15 +257,6 @@ func dashed(names []string) []string {
 		out[i] = "--" + n
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // zshQuote and fishQuote quote s in single quotes for their shell.

@@ -37,12 +37,19 @@ func startFailure(name string, err error) (string, bool) {
 // page's title (or its first line, or the message of a JSON error), never
 // the whole page.
 func httpFailure(e *streamablehttp.StatusError) string {
-	msg := fmt.Sprintf("the server answered HTTP %d %s", e.Code, http.StatusText(e.Code))
-	s := pageSummary(e.Body)
+	return answerFailure("the server answered", e.Code, e.Body)
+}
+
+// answerFailure is what httpFailure and wsHandshakeFailure say: what (the
+// request the server answered) and the status, the page's summary when the
+// status line does not say it already, and the hint for the status.
+func answerFailure(what string, code int, body string) string {
+	msg := fmt.Sprintf("%s HTTP %d %s", what, code, http.StatusText(code))
+	s := pageSummary(body)
 	if s != "" && !strings.Contains(msg, s) {
 		msg += " (" + truncate(s, 120) + ")"
 	}
-	return msg + statusHint(e.Code, s)
+	return msg + statusHint(code, s)
 }
 
 // statusHint says what to check after an HTTP status that the URL or the
@@ -64,12 +71,7 @@ func statusHint(code int, summary string) string {
 // wsHandshakeFailure summarises a WebSocket opening handshake that got an
 // HTTP answer instead of the switch, as httpFailure does for --http.
 func wsHandshakeFailure(e *websocket.HandshakeError) string {
-	msg := fmt.Sprintf("the server answered the WebSocket handshake with HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	s := pageSummary(e.Body)
-	if s != "" && !strings.Contains(msg, s) {
-		msg += " (" + truncate(s, 120) + ")"
-	}
-	return msg + statusHint(e.StatusCode, s)
+	return answerFailure("the server answered the WebSocket handshake with", e.StatusCode, e.Body)
 }
 
 // isBearerChallenge reports whether a WWW-Authenticate header asks for an

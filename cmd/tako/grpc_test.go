@@ -2,15 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,93 +12,31 @@ import (
 	"time"
 
 	mcpgrpc "github.com/tako-mcp/tako/grpc"
+	"github.com/tako-mcp/tako/internal/syncbuf"
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcp"
 )
-
-// grpcPKI writes a CA, a server certificate for mcp.test and 127.0.0.1 and
-// a client certificate into dir, and returns the file names.
-type grpcPKI struct{ ca, serverCert, serverKey, clientCert, clientKey string }
-
-func newGRPCPKI(t *testing.T) grpcPKI {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		f := filepath.Join(dir, name)
-		if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	serial := func() *big.Int {
-		n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	caKey := key()
-	caTmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "tako cli test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	var p grpcPKI
-	p.ca = write("ca.crt", "CERTIFICATE", caDER)
-	issue := func(name string, server bool) (string, string) {
-		k := key()
-		tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
-		if server {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-			tmpl.DNSNames = []string{"mcp.test"}
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		} else {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(name+".crt", "CERTIFICATE", der), write(name+".key", "EC PRIVATE KEY", kder)
-	}
-	p.serverCert, p.serverKey = issue("server", true)
-	p.clientCert, p.clientKey = issue("client", false)
-	return p
-}
 
 // TestBridgeGRPC is the README's example: serve a stdio server over gRPC
 // with mutual TLS, then list and call its tools with --grpc.
 func TestBridgeGRPC(t *testing.T) {
-	p := newGRPCPKI(t)
-	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--stdio", demoCommand(t))
+	p := testpki.New(t)
+	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--stdio", demoCommand(t))
 	addr, ok := strings.CutPrefix(url, "grpc://")
 	if !ok {
 		t.Fatalf("bridge printed %q, want grpc://HOST:PORT", url)
 	}
-	r := tako(t, "tools", "--grpc", addr, "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca, "--server-name", "mcp.test")
+	r := tako(t, "tools", "--grpc", addr, "--cert", p.Client.CertFile, "--key", p.Client.KeyFile, "--ca", p.CA.File, "--server-name", "mcp.test")
 	if r.code != 0 || !strings.Contains(r.stdout, "\necho(message) ") {
 		t.Fatalf("tools --grpc: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	r = tako(t, "call", "echo", `{"message":"hello over grpc"}`, "--grpc", addr, "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca)
+	r = tako(t, "call", "echo", `{"message":"hello over grpc"}`, "--grpc", addr, "--cert", p.Client.CertFile, "--key", p.Client.KeyFile, "--ca", p.CA.File)
 	if r.code != 0 || r.stdout != "hello over grpc\n" {
 		t.Fatalf("call --grpc: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	// Without a client certificate the bridge refuses, and says why.
-	r = tako(t, "tools", "--grpc", addr, "--ca", p.ca)
+	r = tako(t, "tools", "--grpc", addr, "--ca", p.CA.File)
 	r.wantFailure(t, 3, "certificate required")
 }
 
@@ -118,31 +49,19 @@ func TestBridgeGRPCPlaintextByName(t *testing.T) {
 	}
 }
 
-// freeAddr returns a 127.0.0.1 address nobody listens on (at the time).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // Issue 11, point 8: given a server certificate but no --client-ca, the
 // gRPC bridge used to accept clients without a certificate, silently.
 // Mutual TLS is the default now: without --client-ca (or --no-client-auth,
 // by name) the bridge does not start, and says so as a usage error.
 func TestGRPCBridgeWithoutClientCARefusesToStart(t *testing.T) {
-	p := newGRPCPKI(t)
-	addr := freeAddr(t)
+	p := testpki.New(t)
+	addr := testserve.ClosedAddr(t)
 	// Bounded, so that a bridge that starts (the bug) ends the test with
 	// its exit status 0 instead of hanging it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var stdout, stderr syncBuffer
-	code := run(ctx, []string{"bridge", "--listen-grpc", addr, "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--stdio", demoCommand(t)}, &stdout, &stderr)
+	var stdout, stderr syncbuf.Buffer
+	code := run(ctx, []string{"bridge", "--listen-grpc", addr, "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--stdio", demoCommand(t)}, &stdout, &stderr)
 	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	r.wantFailure(t, 2, "--client-ca", "--no-client-auth")
 	if r.stdout != "" {
@@ -157,7 +76,7 @@ func TestGRPCBridgeWithoutClientCARefusesToStart(t *testing.T) {
 // The TLS flags of --listen-grpc are checked before anything starts; each
 // mistake is a usage error (status 2), not a failure to serve (3).
 func TestGRPCBridgeTLSFlagsAreUsageErrors(t *testing.T) {
-	p := newGRPCPKI(t)
+	p := testpki.New(t)
 	demo := demoCommand(t)
 	tests := []struct {
 		name string
@@ -165,10 +84,10 @@ func TestGRPCBridgeTLSFlagsAreUsageErrors(t *testing.T) {
 		says string
 	}{
 		{"no TLS flag", []string{"--listen-grpc", "127.0.0.1:0"}, "--tls-cert"},
-		{"plaintext with a certificate", []string{"--listen-grpc", "127.0.0.1:0", "--plaintext", "--tls-cert", p.serverCert, "--tls-key", p.serverKey}, "--plaintext goes without"},
+		{"plaintext with a certificate", []string{"--listen-grpc", "127.0.0.1:0", "--plaintext", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile}, "--plaintext goes without"},
 		{"plaintext without client auth", []string{"--listen-grpc", "127.0.0.1:0", "--plaintext", "--no-client-auth"}, "--plaintext goes without"},
-		{"client CA and no client auth", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--no-client-auth"}, "contradict"},
-		{"client CA on the WebSocket end", []string{"--listen-ws", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca}, "--listen-ws does not verify client certificates"},
+		{"client CA and no client auth", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--no-client-auth"}, "contradict"},
+		{"client CA on the WebSocket end", []string{"--listen-ws", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File}, "--listen-ws does not verify client certificates"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,8 +102,8 @@ func TestGRPCBridgeTLSFlagsAreUsageErrors(t *testing.T) {
 // one from another CA, is refused at the handshake; the CA's client is
 // served.
 func TestGRPCBridgeRequiresClientCertificate(t *testing.T) {
-	p, stranger := newGRPCPKI(t), newGRPCPKI(t)
-	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--stdio", demoCommand(t))
+	p, stranger := testpki.New(t), testpki.New(t)
+	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--stdio", demoCommand(t))
 	addr := strings.TrimPrefix(url, "grpc://")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -200,8 +119,8 @@ func TestGRPCBridgeRequiresClientCertificate(t *testing.T) {
 		opts mcpgrpc.TLSOptions
 		says string
 	}{
-		{"no certificate", mcpgrpc.TLSOptions{CAFile: p.ca, ServerName: "mcp.test"}, "certificate required"},
-		{"another CA's certificate", mcpgrpc.TLSOptions{CertFile: stranger.clientCert, KeyFile: stranger.clientKey, CAFile: p.ca, ServerName: "mcp.test"}, "unknown certificate authority"},
+		{"no certificate", mcpgrpc.TLSOptions{CAFile: p.CA.File, ServerName: "mcp.test"}, "certificate required"},
+		{"another CA's certificate", mcpgrpc.TLSOptions{CertFile: stranger.Client.CertFile, KeyFile: stranger.Client.KeyFile, CAFile: p.CA.File, ServerName: "mcp.test"}, "unknown certificate authority"},
 	} {
 		c, err := dial(tc.opts)
 		if err == nil {
@@ -213,7 +132,7 @@ func TestGRPCBridgeRequiresClientCertificate(t *testing.T) {
 			t.Errorf("%s: %v, want it to say %q", tc.name, err, tc.says)
 		}
 	}
-	c, err := dial(mcpgrpc.TLSOptions{CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.ca, ServerName: "mcp.test"})
+	c, err := dial(mcpgrpc.TLSOptions{CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAFile: p.CA.File, ServerName: "mcp.test"})
 	if err != nil {
 		t.Fatalf("the CA's client: %v", err)
 	}
@@ -226,13 +145,13 @@ func TestGRPCBridgeRequiresClientCertificate(t *testing.T) {
 // --no-client-auth serves TLS to clients without a certificate, as asked
 // by name, and warns on stderr that it does.
 func TestGRPCBridgeNoClientAuthWarns(t *testing.T) {
-	p := newGRPCPKI(t)
-	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--no-client-auth", "--stdio", demoCommand(t))
+	p := testpki.New(t)
+	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--no-client-auth", "--stdio", demoCommand(t))
 	addr := strings.TrimPrefix(url, "grpc://")
 	if s := stderr(); !strings.Contains(s, "tako: warning: --no-client-auth") || !strings.Contains(s, "without a certificate") {
 		t.Errorf("stderr %q has no warning", s)
 	}
-	r := tako(t, "call", "echo", `{"message":"no client certificate"}`, "--grpc", addr, "--ca", p.ca, "--server-name", "mcp.test")
+	r := tako(t, "call", "echo", `{"message":"no client certificate"}`, "--grpc", addr, "--ca", p.CA.File, "--server-name", "mcp.test")
 	if r.code != 0 || r.stdout != "no client certificate\n" {
 		t.Fatalf("call without a client certificate: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -243,11 +162,11 @@ func TestGRPCBridgeNoClientAuthWarns(t *testing.T) {
 // and mcpgrpc.Dial's client both default to transport.DefaultMaxMessageSize.
 func TestGRPCBridgeLargeResultWithDefaults(t *testing.T) {
 	const size = 16 << 20
-	p := newGRPCPKI(t)
-	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", p.ca, "--stdio", demoCommand(t))
+	p := testpki.New(t)
+	url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--stdio", demoCommand(t))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.ca, ServerName: "mcp.test"})
+	cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: p.Client.CertFile, KeyFile: p.Client.KeyFile, CAFile: p.CA.File, ServerName: "mcp.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +183,7 @@ func TestGRPCBridgeLargeResultWithDefaults(t *testing.T) {
 		t.Fatalf("big: %d bytes, want %d bytes of 'x'", len(text), size)
 	}
 	// And through the CLI.
-	r := tako(t, "call", "big", fmt.Sprintf(`{"bytes":%d}`, size), "--grpc", strings.TrimPrefix(url, "grpc://"), "--cert", p.clientCert, "--key", p.clientKey, "--ca", p.ca)
+	r := tako(t, "call", "big", fmt.Sprintf(`{"bytes":%d}`, size), "--grpc", strings.TrimPrefix(url, "grpc://"), "--cert", p.Client.CertFile, "--key", p.Client.KeyFile, "--ca", p.CA.File)
 	if r.code != 0 || len(r.stdout) != size+1 {
 		t.Fatalf("tako call big --grpc: exit %d, %d bytes on stdout, stderr %q", r.code, len(r.stdout), r.stderr)
 	}
@@ -276,17 +195,17 @@ func TestGRPCBridgeLargeResultWithDefaults(t *testing.T) {
 // certificate. A reload that yields no CA keeps the last good one and says
 // so on stderr; a complete new CA is taken.
 func TestGRPCBridgeKeepsCAWhenFileEmptied(t *testing.T) {
-	p, next := newGRPCPKI(t), newGRPCPKI(t)
+	p, next := testpki.New(t), testpki.New(t)
 	clientCA := filepath.Join(t.TempDir(), "client-ca.pem")
-	copyFile(t, p.ca, clientCA)
-	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--client-ca", clientCA, "--stdio", demoCommand(t))
+	copyFile(t, p.CA.File, clientCA)
+	url, _, stderr := startBridgeStderr(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", clientCA, "--stdio", demoCommand(t))
 	addr := strings.TrimPrefix(url, "grpc://")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// call dials with the client certificate cert/key (none when empty)
 	// and lists the tools: nil when the bridge let the client in.
 	call := func(cert, key string) error {
-		cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: cert, KeyFile: key, CAFile: p.ca, ServerName: "mcp.test"})
+		cfg, err := mcpgrpc.ClientTLSConfig(mcpgrpc.TLSOptions{CertFile: cert, KeyFile: key, CAFile: p.CA.File, ServerName: "mcp.test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +231,7 @@ func TestGRPCBridgeKeepsCAWhenFileEmptied(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		expect(when, "a client without a certificate", call("", ""), "certificate required")
-		expect(when, "the first CA's client", call(p.clientCert, p.clientKey), "")
+		expect(when, "the first CA's client", call(p.Client.CertFile, p.Client.KeyFile), "")
 	}
 	check("at the start")
 
@@ -321,7 +240,7 @@ func TestGRPCBridgeKeepsCAWhenFileEmptied(t *testing.T) {
 	}
 	check("after the CA file was emptied")
 
-	pemBytes, err := os.ReadFile(next.ca)
+	pemBytes, err := os.ReadFile(next.CA.File)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,8 +257,8 @@ func TestGRPCBridgeKeepsCAWhenFileEmptied(t *testing.T) {
 	}
 	t.Logf("stderr: %s", stderr())
 	when := "after the new CA was written out"
-	expect(when, "the new CA's client", call(next.clientCert, next.clientKey), "")
-	expect(when, "the first CA's client", call(p.clientCert, p.clientKey), "unknown certificate authority")
+	expect(when, "the new CA's client", call(next.Client.CertFile, next.Client.KeyFile), "")
+	expect(when, "the first CA's client", call(p.Client.CertFile, p.Client.KeyFile), "unknown certificate authority")
 	expect(when, "a client without a certificate", call("", ""), "certificate required")
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tako-mcp/tako/internal/testpki"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 )
@@ -29,7 +30,7 @@ func TestJSONEveryTransport(t *testing.T) {
 	}
 	demo := demoCommand(t) + " -page-size 3"
 	httpSrv := mcptest.NewReference(mcptest.Options{PageSize: jsonPageSize})
-	pki := newGRPCPKI(t)
+	pki := testpki.New(t)
 
 	servers := []struct {
 		name  string
@@ -41,9 +42,9 @@ func TestJSONEveryTransport(t *testing.T) {
 			return []string{"--ws", bridge(t, "--listen-ws", "127.0.0.1:0", "--stdio", demo)}
 		}},
 		{"grpc", func(t *testing.T) []string {
-			url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", pki.serverCert, "--tls-key", pki.serverKey,
-				"--client-ca", pki.ca, "--stdio", demo)
-			return []string{"--grpc", strings.TrimPrefix(url, "grpc://"), "--cert", pki.clientCert, "--key", pki.clientKey, "--ca", pki.ca}
+			url := bridge(t, "--listen-grpc", "127.0.0.1:0", "--tls-cert", pki.Server.CertFile, "--tls-key", pki.Server.KeyFile,
+				"--client-ca", pki.CA.File, "--stdio", demo)
+			return []string{"--grpc", strings.TrimPrefix(url, "grpc://"), "--cert", pki.Client.CertFile, "--key", pki.Client.KeyFile, "--ca", pki.CA.File}
 		}},
 	}
 	for _, s := range servers {

@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/tako-mcp/tako/internal/testserve"
 )
 
 // demoServer is the path of the demo server built by TestMain, or empty
@@ -32,38 +32,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testDir = dir
-	demoServer, demoBuildErr = buildDemoServer(dir)
-	code := m.Run()
-	os.RemoveAll(dir)
+	demoServer, demoBuildErr = testserve.BuildDemoServer(dir)
 	// Every session and every child process must be gone once run returns:
-	// a goroutine left here is a leak in tako or in this command.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// buildDemoServer builds ./examples/demo-server of this module into dir,
-// once for all the tests.
-func buildDemoServer(dir string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("not inside a module (go env GOMOD = %q)", gomod)
-	}
-	bin := filepath.Join(dir, "demo-server")
-	cmd := exec.Command("go", "build", "-o", bin, "./examples/demo-server")
-	cmd.Dir = filepath.Dir(gomod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./examples/demo-server: %v\n%s", err, out)
-	}
-	return bin, nil
+	// a goroutine left when the tests pass is a leak in tako or in this
+	// command.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 // demoCommand returns the --stdio value that runs the demo server.

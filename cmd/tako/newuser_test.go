@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,23 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 )
 
 // The rough edges a new user met on a first afternoon (issue 22), each
 // pinned by the binary's own output.
-
-// closedPort is a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // TestConnectionRefusedSaidOnce: a server that is not running is one
 // clause with the URL once, not "connect: mcp handshake: initialize:
@@ -45,7 +33,7 @@ func closedPort(t *testing.T) string {
 // refused (mcp connection lost)".
 func TestConnectionRefusedSaidOnce(t *testing.T) {
 	t.Parallel()
-	addr := closedPort(t)
+	addr := testserve.ClosedAddr(t)
 	for _, c := range []struct{ flag, url string }{
 		{"--http", "http://" + addr + "/mcp"},
 		{"--ws", "ws://" + addr + "/mcp"},

@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/tako-mcp/tako/internal/syncbuf"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/mcptest"
 	"github.com/tako-mcp/tako/stdio"
@@ -33,31 +33,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // inProcess runs the server in this process over pipes and returns the
 // client's end and the server's exit status channel.
-func inProcess(t *testing.T, args ...string) (transport.Conn, <-chan int, *syncBuffer) {
+func inProcess(t *testing.T, args ...string) (transport.Conn, <-chan int, *syncbuf.Buffer) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -177,7 +159,7 @@ func TestDieOnCrashesMidCall(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-versions", "1999-01-01"}, {"-nope"}, {"extra"}, {"-die-on", "nope"}} {
-		var stderr syncBuffer
+		var stderr syncbuf.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
@@ -188,7 +170,7 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestEndsWhenStdinEnds(t *testing.T) {
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	var stdout bytes.Buffer
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
 	if code := run(context.Background(), nil, in, &stdout, &stderr); code != exitOK {

@@ -2,7 +2,6 @@ package localguard_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/tako-mcp/tako/internal/localguard"
+	"github.com/tako-mcp/tako/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -164,7 +163,7 @@ func TestGuardRefusesForeignOrigin(t *testing.T) {
 // refusal never shows the token; the header or the query parameter pass.
 func TestGuardRequiresToken(t *testing.T) {
 	token := localguard.NewToken()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	g := &localguard.Guard{Token: token, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	addr, served := serve(t, g)
 	tests := []struct {
@@ -253,23 +252,4 @@ func TestGuardCheckTypedErrors(t *testing.T) {
 	if err := at("0.0.0.0", "0.0.0.0:8765"); !errors.Is(err, localguard.ErrHost) {
 		t.Errorf("the unspecified address: %v, want ErrHost", err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger on the server's goroutines
-// and a test reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
