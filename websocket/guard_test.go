@@ -206,6 +206,15 @@ func TestHandlerCapsClientsByDefault(t *testing.T) {
 			t.Fatalf("client %d of %d: %v", i+1, websocket.DefaultMaxClients, err)
 		}
 		conns = append(conns, c)
+		// An answer from its backend: the upgrade's answer comes before
+		// the backend starts, so it alone does not say the backend did.
+		if err := c.WriteMessage(gorilla.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); err != nil {
+			t.Fatalf("client %d: %v", i+1, err)
+		}
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, _, err := c.ReadMessage(); err != nil {
+			t.Fatalf("client %d: no answer from its backend: %v", i+1, err)
+		}
 	}
 	_, resp, err := d.DialContext(limit(t), url, nil)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
