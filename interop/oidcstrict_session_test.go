@@ -80,6 +80,8 @@ func TestOIDCStrictPersonSession(t *testing.T) {
 		defer cancel()
 		mark, refused := as.Mark(t, ctx), len(rs.Refused())
 		stdout, stderr, code := runTako(t, cctx, env, args...)
+		// What a person sees, for the README's login walk-through.
+		t.Logf("$ tako %s\n%s%s(exit %d)", strings.Join(args, " "), stdout, stderr, code)
 		if want >= 0 && code != want || want < 0 && code == 0 {
 			t.Fatalf("tako %s: exit %d, want %s\nstdout: %s\nstderr: %s\nserver events:%s\nresource server refused: %v",
 				strings.Join(args, " "), code, wantCode(want), stdout, stderr, describe(as.since(t, ctx, mark, all)), rs.Refused()[refused:])
@@ -143,6 +145,7 @@ func TestOIDCStrictPersonSession(t *testing.T) {
 		case werr != nil:
 			t.Fatalf("tako login: %v", werr)
 		}
+		t.Logf("$ tako login %s\n%s%s(exit %d)", strings.Join(args, " "), out.String(), errb.String(), code)
 		if personErr != nil || code != 0 || !strings.Contains(out.String(), "logged in") {
 			var seen strings.Builder
 			for i, pg := range p.Pages()[pages:] {

@@ -1,5 +1,50 @@
 package orchestrator
 
+// Design note.
+//
+// The agent owns the loop and nothing under it: a turn is a Refresh of the
+// registry (servers without notifications are listed again when their
+// lists are old), one Provider.Complete with the system prompt (and, with
+// IncludeInstructions, the servers' instructions), the conversation and
+// the registry's tools, and then the turn's tool calls through
+// registry.Dispatch. Tool semantics (names, schemas, error results,
+// restarts) are the registry's, the wire is the transports', the model's
+// API the Provider's; so a new model is one small type, and a tool behaves
+// the same under the agent as under any other caller of the registry. How
+// the agent reaches and owns its servers is config.go's note.
+//
+// Concurrency. An Agent may run many Runs at once: each has its own
+// messages and Result, and shares the registry (safe for concurrent use),
+// the usage total (usageMu) and the calls in flight per server (runningMu,
+// for telling which call a log message is about). A turn's tool calls run
+// at once, one goroutine each, and the turn waits for all of them; the
+// results go back in the model's order whatever order they finish in.
+// OnEvent is called with eventMu held, so it is never called twice at
+// once; a slow callback slows the agent, as Config says. With Sampling, a server's sampling request
+// arrives on that session's handler goroutine and calls the Provider while
+// a Run's own turn may be calling it: Provider must be safe for concurrent
+// use, as its doc says. The agent's own goroutines (one per server while
+// New connects, one per call while a turn runs) end before the function
+// that started them returns; the long-lived ones are the registry's and
+// the transports'.
+//
+// Bounded: the turns of a Run (MaxTurns, 20 by default: past them Run
+// returns ErrMaxTurns with the conversation so far), each answer's tokens
+// (MaxTokens, 4096), the connecting of New (ConnectTimeout, 60 s, when ctx
+// has no deadline), a sampling request's tokens (its own maxTokens, else
+// MaxTokens). Not bounded here: how many calls the model makes in one turn
+// (they all run at once), and how long a turn or a call takes, which is
+// the context's to bound.
+//
+// Refused: a Config without a Provider, a Registry given with Naming or
+// Tools (the naming policy is the registry's, and a local tool cannot be
+// taken out again), a server configuration that cannot work (before
+// anything starts), tool names that clash (New fails and ends what it
+// started). A tool that fails, a server that died and arguments that break
+// a schema never end a run: they are results the model reads. The agent
+// never runs the tools a sampling request offers: they are the server's,
+// and go back to it as tool_use blocks (sampling.go).
+
 import (
 	"context"
 	"encoding/json"

@@ -1,15 +1,25 @@
-// Package orchestrator runs the agent loop: it asks a model (a Provider)
+// Package orchestrator runs the agent loop: it asks a model (a [Provider])
 // for a turn, runs the tool calls the model makes through a
-// registry.Registry that holds local Go tools and the tools of every
+// [registry.Registry] that holds local Go tools and the tools of every
 // connected MCP server, feeds the results back, and stops when the model
-// answers without tool calls or a turn limit is reached.
+// answers without tool calls or a turn limit ([Config.MaxTurns],
+// [ErrMaxTurns]) is reached.
+//
+// [New] connects the servers of a [Config] and returns an [Agent];
+// [Agent.Run] runs one conversation from a prompt to the model's final
+// answer, a [Result]; [Agent.Close] ends what New started. [Config.OnEvent]
+// sees the run as it happens, one [Event] at a time: the model's text as
+// it streams, each tool call's start, progress, log messages and end.
+// With [Config.Sampling] the agent's model also answers the servers'
+// sampling requests.
 //
 // The providers for the Anthropic Messages API and the OpenAI Chat
 // Completions API (also spoken by vLLM, llama.cpp and Ollama) live in the
 // subpackages anthropic and openai; any other model is one small type that
-// implements Provider.
+// implements Provider ([ProviderFunc] adapts a function, as a scripted
+// model in a test would be).
 //
-// The servers are [MCPServer]s: a [dial.Server] (a command, or a URL over
+// Each server is an [MCPServer]: a [dial.Server] (a command, or a URL over
 // Streamable HTTP, SSE, WebSocket or gRPC, as [dial.LoadConfig] reads them
 // from a configuration file), a Transport the program connected, or a
 // Connect function of its own. [New] connects them; [Config.Registry]

@@ -2,13 +2,80 @@
 // connected MCP server in one table, and dispatches a model's tool calls to
 // whichever owns the name.
 //
+// [New] makes a [Registry]. [Registry.AddTool] adds a Go function as a
+// [Tool] ([Func] makes one from a function of a typed argument, whose
+// schema [SchemaFor] derives); [Registry.AddServer] adds a connected
+// server, any [transport.Transport] (a [transport.Session] over stdio,
+// HTTP or WebSocket, a gRPC client, a Transport of one's own), whose tools
+// it lists and keeps current as the server announces changes.
+// [Registry.Tools] is what to offer a model, each [Definition] under the
+// name the model sees ([Options.Naming]: [Prefix] keeps two servers'
+// "search" apart); [Registry.Dispatch] runs one [Call] and returns its
+// [Result]. [ServerOptions] filter a server's tools and restart it when it
+// dies ([RestartPolicy]). The agent loop of package orchestrator is built
+// on it.
+//
 // A tool call never ends the caller's loop: an unknown name, arguments that
 // break the tool's input schema, a tool that fails or panics, and a server
 // that died all come back as a Result with IsError set, whose text tells the
-// model what went wrong so that it can correct itself.
+// model what went wrong so that it can correct itself. A Go tool reports
+// progress with [ReportProgress] to a caller that asked for it with
+// [transport.WithProgress].
 //
 // A Registry is safe for concurrent use.
 package registry
+
+// Design note.
+//
+// The registry owns one table, the names a model sees, each bound to a Go
+// function or to one server's tool under the server's own name, and the
+// servers behind it: their transports (AddServer takes ownership and closes
+// a transport on Close, on RemoveServer, and when AddServer fails), their
+// notification subscriptions and their restart state. It owns no protocol:
+// listing, calling, caching and era handling are the transport's.
+//
+// Concurrency. Registry.mu (a RWMutex) guards the table, the servers and
+// closed; it is never held across a call to a transport or a tool.
+// Dispatch holds it only to look the name up, then runs the call on the
+// caller's goroutine with no registry lock, so calls run at once and a
+// slow tool holds up only its caller. Each server has a goroutine of its
+// own (server.loop) that lists the tools again when the server says they
+// changed: the transport's notification callback only drops a token into a
+// one-slot channel, so it never blocks the transport's event goroutine and
+// a burst of list_changed costs one refresh. A new list is fetched
+// outside the lock and put in under it in one step (install), so a
+// Dispatch sees the old table or the new one, never half of each. AddServer reserves the
+// name before it lists, so two AddServer of one name cannot both succeed,
+// and subscribes before it lists, so a change announced meanwhile is not
+// lost. server.mu guards a server's transport and its dead/restart state;
+// restartMu makes one call restart a dead server while the others wait and
+// take the new transport. Close shuts the servers down at once, each
+// waiting for its loop, and returns when all are closed.
+//
+// Bounded: a refresh after list_changed (30 s, and ended by Close), the
+// restarts of a dead server (RestartPolicy.MaxAttempts over its life, 3 by
+// default, the first at once and each after a failed one waiting twice as
+// long, from 500 ms; the wait ends with the call's context), the names an
+// error result lists (50 for an unknown tool, 4 in a ClashError), the age
+// of the tool list of a server that sends no notifications (re-listed by
+// Refresh after its TTL or Options.CacheTTL). A call's own duration is its
+// context's to bound, and how many calls run at once is the caller's.
+//
+// Refused, with an error to the program: a tool without a name or a
+// handler, a local tool whose schema does not compile, a server name taken
+// already, tool names that clash on AddServer (a *ClashError: a naming
+// policy is the fix; a clash that appears on a later refresh leaves those
+// tools out and logs it, as there is no caller to tell). Refused with an
+// error result to the model, before anything reaches the server: arguments
+// that are not an object or break the input schema (once the required
+// arguments that have a default are filled in, as servers that list them
+// so accept), unknown names, any call after Close. A server's schema that
+// does not compile is logged and its arguments go unchecked: the server
+// still checks them itself.
+//
+// Why: the caller of Dispatch is a model loop, which can do nothing with a
+// Go error but stop. Every failure is therefore text the model can read
+// and act on, and a panicking Go tool is recovered into one.
 
 import (
 	"context"
