@@ -64,6 +64,12 @@ type Loopback struct {
 	Timeout time.Duration
 	// NoBrowser only prints the URL.
 	NoBrowser bool
+	// Open, when set, shows the user the authorization URL instead of
+	// the system browser: a program with a window of its own (tako
+	// inspect's page) offers the link there. An error from it means the
+	// URL could not be shown, and it is printed as when no browser can be
+	// opened. NoBrowser does not apply to it.
+	Open func(authURL string) error
 }
 
 // Start implements UserStep.
@@ -190,7 +196,6 @@ func page(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>tako</title><p>%s</p>\n", html.EscapeString(msg))
 }
 
-
 // expect makes the callback take the answer to authURL (its state) only.
 func (r *loopback) expect(authURL string) {
 	if u, err := url.Parse(authURL); err == nil {
@@ -207,7 +212,10 @@ func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error)
 		out = os.Stderr
 	}
 	opened := false
-	if !r.l.NoBrowser {
+	switch {
+	case r.l.Open != nil:
+		opened = r.l.Open(authURL) == nil
+	case !r.l.NoBrowser:
 		opened = openBrowser(authURL) == nil
 	}
 	if opened {
