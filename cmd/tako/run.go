@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "shell" { // shellrun.go
 		return report(stderr, runShell(ctx, args[1:], os.Stdin, stdout, stderr))
 	}
+	if len(args) > 0 && args[0] == "inspect" { // inspect.go
+		return report(stderr, runInspect(ctx, args[1:], stdout, stderr))
+	}
 	if len(args) > 0 && args[0] == "login" { // login.go
 		return report(stderr, runLogin(ctx, args[1:], stdout, stderr))
 	}
