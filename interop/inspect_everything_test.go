@@ -89,6 +89,19 @@ func TestInspectEverything(t *testing.T) {
 			p.openTab(name, "tools")
 			p.waitFor("the elicitation's result", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('Ada Lovelace')`, pn+` .result[data-state="done"]`))
 
+			// A prompt, its arguments completed as one types.
+			p.openTab(name, "prompts")
+			p.click(pn + ` [data-prompt="completable-prompt"]`)
+			p.typeIn(pn+` [data-arg="department"]`, "E")
+			p.waitFor("the completion", fmt.Sprintf(`[...document.querySelectorAll(%q)].some((o) => o.value === 'Engineering')`, pn+` datalist option`))
+			p.typeIn(pn+` [data-arg="department"]`, "Engineering")
+			p.typeIn(pn+` [data-arg="name"]`, "Alice")
+			p.click(pn + ` .detail form button[type="submit"]`)
+			p.waitFor("the prompt's messages", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('Please promote Alice to the head of the Engineering team')`, pn+` ol.messages`))
+			if first {
+				p.screenshot("prompts")
+			}
+
 			// Logs and notifications.
 			p.openTab(name, "logs")
 			callTool(t, in, ctx, name, "toggle-simulated-logging", `{}`)
@@ -122,6 +135,19 @@ func TestInspectEverything(t *testing.T) {
 				t.Errorf("copied %q, want a tako call echo command", copied)
 			}
 			eval[bool](p, `delete window.__copied`)
+
+			if first {
+				return
+			}
+			// The network view of the HTTP server: each POST with its
+			// status, its Mcp-Session-Id, the JSON-RPC method, and the
+			// events of the SSE answers.
+			p.openTab(name, "network")
+			p.waitFor("the network entries", fmt.Sprintf(`[...document.querySelectorAll(%q)].some((r) => r.innerText.includes('tools/call') && r.querySelector('.status').textContent === '200')`, pn+` table.net tbody tr`))
+			row := eval[string](p, fmt.Sprintf(`[...document.querySelectorAll(%q)].find((r) => r.innerText.includes('tools/call') && r.innerText.includes('events')).dataset.n`, pn+` table.net tbody tr`))
+			p.click(pn + fmt.Sprintf(` table.net tr[data-n=%q] button`, row))
+			p.waitFor("the request's headers and events", fmt.Sprintf(`(() => { const t = document.querySelector(%q).innerText; return t.includes('Mcp-Session-Id') && t.includes('Mcp-Protocol-Version') && t.includes('SSE events'); })()`, pn+` table.net tr.hbody`))
+			p.screenshot("network")
 		})
 	}
 }

@@ -235,7 +235,11 @@ func (p *inspectPage) click(sel string) {
 // typeIn types text into the field sel, as keystrokes.
 func (p *inspectPage) typeIn(sel, text string) {
 	p.t.Helper()
-	p.do("type into "+sel, chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text)))
+	// What the field holds is selected first, so that the keys replace it,
+	// as a person's would.
+	p.do("type into "+sel, chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); e.select(); })()`, sel)),
+		chromedp.SendKeys(chromedp.CSS(sel), text)))
 }
 
 // waitFor waits until the JavaScript expression is true.

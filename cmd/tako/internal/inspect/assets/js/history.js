@@ -55,7 +55,7 @@
     const groupNote = el('span', {class: 'groupnote'});
     const table = el('table', {class: 'grid history'});
     const tbody = el('tbody');
-    table.append(el('thead', {}, el('tr', {}, ['#', 'Time', '', 'Kind', 'Method', 'Id', 'Size', 'Time taken'].map((h) => el('th', {scope: 'col'}, h)))), tbody);
+    table.append(el('thead', {}, el('tr', {}, ['#', 'Time', '', 'Kind', 'Method', 'Size, took'].map((h) => el('th', {scope: 'col'}, h)))), tbody);
     const earlier = el('button', {type: 'button', class: 'link', onclick: () => { st.shown += 500; draw(); }}, 'Show earlier messages');
     box.append(el('div', {class: 'bar'}, filter, el('span', {class: 'opt'}, grouped, el('label', {for: grouped.id}, 'Group conversations')),
       el('span', {class: 'opt'}, follow, el('label', {for: follow.id}, 'Follow')), groupNote),
@@ -77,13 +77,13 @@
       tr.append(el('td', {}, expand), el('td', {class: 'time'}, T.fmtTime(e.time)),
         el('td', {class: 'dir', title: {out: 'to the server', in: 'from the server', op: 'an operation'}[e.dir]}, arrow(e)),
         el('td', {}, e.kind, e.error ? el('span', {class: 'errcode', title: e.error.message}, ` ${e.error.code} ${T.codeName(e.error.code)}`) : null),
-        el('td', {class: 'method'}, e.method || '', e.name ? el('span', {class: 'sub'}, ` ${e.name}`) : null, grouped.checked && !first && groupBtn ? el('span', {class: 'sub'}, ' in ', groupBtn) : null),
-        el('td', {class: 'id'}, e.id || ''), el('td', {}, T.fmtBytes(e.size), e.truncated ? ' (cut)' : ''), el('td', {}, T.fmtMs(e.ms)));
+        el('td', {class: 'method'}, e.method || '', e.id ? el('span', {class: 'sub'}, ` #${e.id}`) : null, e.name ? el('span', {class: 'sub'}, ` ${e.name}`) : null, grouped.checked && !first && groupBtn ? el('span', {class: 'sub'}, ' in ', groupBtn) : null),
+        el('td', {}, T.fmtBytes(e.size), e.truncated ? ' (cut)' : '', e.ms ? ` · ${T.fmtMs(e.ms)}` : ''));
       let open = null;
       expand.onclick = async () => {
         if (open) { open.remove(); open = null; expand.setAttribute('aria-expanded', 'false'); return; }
         expand.setAttribute('aria-expanded', 'true');
-        open = el('tr', {class: 'hbody'}, el('td', {colspan: 8}, el('p', {class: 'muted'}, 'Loading…')));
+        open = el('tr', {class: 'hbody'}, el('td', {colspan: 6}, el('p', {class: 'muted'}, 'Loading…')));
         tr.after(open);
         try {
           const r = await T.get(`/api/history/${e.seq}`);
@@ -122,22 +122,22 @@
   T.tab('network', 'Network', (s, box) => {
     const tbody = el('tbody');
     box.append(el('p', {class: 'muted'}, 'Every HTTP request of this server: its method, status, Mcp-* headers, session id, and the events of each SSE stream.'),
-      el('div', {class: 'scroll'}, el('table', {class: 'grid net'}, el('thead', {}, el('tr', {}, ['#', 'Time', 'Method', 'JSON-RPC', 'Status', 'Session', 'Took', 'Size'].map((h) => el('th', {scope: 'col'}, h)))), tbody)));
+      el('div', {class: 'scroll'}, el('table', {class: 'grid net'}, el('thead', {}, el('tr', {}, ['#', 'Time', 'Request', 'JSON-RPC', 'Status', 'Took, size'].map((h) => el('th', {scope: 'col'}, h)))), tbody)));
     const rows = new Map();
     const headers = (h) => el('dl', {class: 'hdrs'}, Object.entries(h || {}).map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
     const row = (n) => {
       const tr = el('tr', {'data-n': n.n, class: n.status >= 400 ? 'bad' : ''});
       const b = el('button', {type: 'button', class: 'link', 'aria-expanded': 'false', 'aria-label': `Show request ${n.n}`}, String(n.n));
-      tr.append(el('td', {}, b), el('td', {class: 'time'}, T.fmtTime(n.time)), el('td', {}, n.method, el('span', {class: 'sub'}, ` ${n.url}`)),
+      tr.append(el('td', {}, b), el('td', {class: 'time'}, T.fmtTime(n.time)), el('td', {title: n.url}, n.method, el('span', {class: 'sub'}, ` ${(n.url || '').replace(/^[a-z]+:\/\/[^/]+/, '') || '/'}`)),
         el('td', {}, n.rpc || ''), el('td', {class: 'status'}, n.status ? String(n.status) : n.error ? 'error' : '…'),
-        el('td', {class: 'id'}, n.session ? n.session.slice(0, 12) : ''), el('td', {}, T.fmtMs(n.doneMs || n.ms)),
-        el('td', {}, T.fmtBytes(n.size || 0), n.events && n.events.length ? ` · ${n.events.length} events` : ''));
+        el('td', {}, T.fmtMs(n.doneMs || n.ms), ' · ', T.fmtBytes(n.size || 0), n.events && n.events.length ? ` · ${n.events.length} events` : ''));
       let open = null;
       b.onclick = () => {
         if (open) { open.remove(); open = null; b.setAttribute('aria-expanded', 'false'); return; }
         b.setAttribute('aria-expanded', 'true');
         const cur = rows.get(n.n).data;
-        open = el('tr', {class: 'hbody'}, el('td', {colspan: 8},
+        open = el('tr', {class: 'hbody'}, el('td', {colspan: 6},
+          el('p', {}, `${cur.method} ${cur.url}`, cur.session ? ` · session ${cur.session}` : ''),
           el('h4', {}, 'Request headers'), headers(cur.reqHeaders), el('h4', {}, 'Response headers'), headers(cur.respHeaders),
           cur.error ? el('p', {class: 'error'}, cur.error) : null,
           cur.preview ? [el('h4', {}, 'Body (start)'), el('pre', {class: 'text'}, cur.preview)] : null,
