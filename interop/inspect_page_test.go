@@ -235,11 +235,13 @@ func (p *inspectPage) click(sel string) {
 // typeIn types text into the field sel, as keystrokes.
 func (p *inspectPage) typeIn(sel, text string) {
 	p.t.Helper()
-	// What the field holds is selected first, so that the keys replace it,
-	// as a person's would.
-	p.do("type into "+sel, chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)),
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); e.select(); })()`, sel)),
-		chromedp.SendKeys(chromedp.CSS(sel), text)))
+	// What the field holds goes first, as a person would delete it.
+	clear := fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); })()`, sel)
+	steps := []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Evaluate[chromedp.Void](clear)}
+	if text != "" {
+		steps = append(steps, chromedp.SendKeys(chromedp.CSS(sel), text))
+	}
+	p.do("type into "+sel, chromedp.Steps(steps...))
 }
 
 // waitFor waits until the JavaScript expression is true.

@@ -21,10 +21,11 @@ var assets embed.FS
 
 // pageCSP is the page's Content-Security-Policy: its own scripts and
 // styles only, no inline script, nothing from the network; images, audio
-// and PDFs of results from data: and blob: URLs; frames from /frame/ only
-// (frames.go).
+// and PDFs of results from data: and blob: URLs; frames from /frame/
+// (frames.go) and from the page's own blob: URLs, which it makes for a PDF
+// only, with the type application/pdf (content.js).
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' data: blob:; " +
-	"connect-src 'self'; frame-src 'self'; object-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"connect-src 'self'; frame-src 'self' blob:; object-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // handler is every route, behind the gate.
 func (ins *Inspector) handler() http.Handler {

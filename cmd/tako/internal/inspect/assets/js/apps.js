@@ -38,7 +38,7 @@
     const post = (m) => frame.contentWindow && frame.contentWindow.postMessage(m, '*');
     const reply = (id, result) => post({jsonrpc: '2.0', id, result});
     const fail = (id, code, message) => post({jsonrpc: '2.0', id, error: {code, message}});
-    let initialized = false;
+    let initialized = false, greeted = false;
     const sendToolData = () => {
       post({jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: {arguments: JSON.parse(JSON.stringify(run.arguments || {}))}});
       if (run.view) post({jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: run.view});
@@ -47,6 +47,7 @@
       const isReq = m.id !== undefined && m.method;
       switch (m.method) {
         case 'ui/initialize':
+          greeted = true;
           say('initialize');
           reply(m.id, {protocolVersion, hostInfo: {name: 'tako inspect', version: '1'},
             hostCapabilities: {serverTools: {}, serverResources: {}, logging: {}, openLinks: {}},
@@ -118,6 +119,6 @@
     };
     window.addEventListener('message', listener);
     frame.src = r.url;
-    frame.addEventListener('load', () => { if (!initialized) say('loaded; waiting for ui/initialize'); });
+    frame.addEventListener('load', () => { if (!greeted) say('loaded; waiting for ui/initialize'); });
   };
 })();

@@ -30,7 +30,7 @@
   T.tab('tools', 'Tools', (s, box) => {
     const st = {page: 0, filter: '', chosen: null};
     const search = el('input', {type: 'search', id: T.uid('ts'), placeholder: 'Search tools', 'aria-label': 'Search tools', class: 'search'});
-    const count = el('span', {class: 'muted', 'aria-live': 'polite'});
+    const count = el('span', {class: 'muted count', 'aria-live': 'polite'});
     const list = el('ul', {class: 'list tools', 'aria-label': 'Tools'});
     const pager = el('div', {class: 'pager'});
     const detail = el('div', {class: 'detail', 'aria-live': 'off'});
