@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+
+	"github.com/chromedp/chromedp"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +153,36 @@ func TestInspectEverything(t *testing.T) {
 			p.screenshot("network")
 		})
 	}
+}
+
+// TestInspectReadmeScreenshot makes the README's picture of the tools
+// page when TAKO_README_SCREENSHOT names the file to write: the
+// reference server over stdio and over HTTP side by side, echo run in
+// one, the tiny image in the other.
+func TestInspectReadmeScreenshot(t *testing.T) {
+	file := os.Getenv("TAKO_README_SCREENSHOT")
+	if file == "" {
+		t.Skip("TAKO_README_SCREENSHOT is not set")
+	}
+	ctx := strictTestContext(t, 2*time.Minute)
+	httpURL := everythingHTTP(t, "streamableHttp")
+	in := startInspector(t, ctx, nil, "--stdio", everythingStdio(t), "--http", httpURL)
+	p := openPage(t, newBrowser(t, chromedp.WindowSize(1600, 1000)), in.URL)
+	u, _ := url.Parse(httpURL)
+	for i, name := range []string{"server-everything", "localhost-" + u.Port()} {
+		pn := panel(name)
+		p.waitFor(name+" to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+		p.openTab(name, "tools")
+		tool := []string{"echo", "get-tiny-image"}[i]
+		p.click(pn + fmt.Sprintf(` [data-tool=%q]`, tool))
+		if i == 0 {
+			p.typeIn(pn+` [data-path="message"]`, "hello from tako inspect")
+		}
+		p.click(pn + ` button.run`)
+		p.waitFor("the result", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` .result[data-state="done"]`))
+	}
+	eval[bool](p, `(window.scrollTo(0, 0), document.activeElement.blur(), true)`)
+	p.readmeShot(file, 900)
 }
 
 // callTool calls a tool of the server called name through the

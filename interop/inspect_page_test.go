@@ -2,6 +2,11 @@ package interop
 
 import (
 	"bufio"
+	"bytes"
+	"image"
+	"image/color/palette"
+	"image/draw"
+	"image/png"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -288,6 +293,37 @@ func (p *inspectPage) screenshot(name string) string {
 	file := filepath.Join(p.dir, fmt.Sprintf("%02d-%s.png", p.shot, regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "-")))
 	os.WriteFile(file, b, 0o644)
 	return file
+}
+
+// readmeShot writes the page's viewport, cropped to its top h pixels, as a
+// small PNG (256 colours, best compression): the README's picture, made
+// with TAKO_README_SCREENSHOT=FILE.
+func (p *inspectPage) readmeShot(file string, h int) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.tab, pageWait)
+	defer cancel()
+	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	src, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	r := src.Bounds()
+	if r.Dy() > h {
+		r.Max.Y = r.Min.Y + h
+	}
+	dst := image.NewPaletted(image.Rect(0, 0, r.Dx(), r.Dy()), palette.Plan9)
+	draw.FloydSteinberg.Draw(dst, dst.Bounds(), src, r.Min)
+	var out bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, dst); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Logf("wrote %s (%d bytes)", file, out.Len())
 }
 
 // panel is the CSS selector of the panel of the server called name.
