@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,23 @@ func TestInspectEverything(t *testing.T) {
 	if n := eval[int](p, `document.querySelectorAll('section.panel:not(.empty)').length`); n != 2 {
 		t.Fatalf("%d panels side by side, want 2", n)
 	}
+	t.Run("keyboard", func(t *testing.T) {
+		p.t = t
+		// The tabs are a tablist: the arrow keys move between them.
+		p.openTab(names[0], "tools")
+		p.do("press the right arrow", chromedp.Steps(chromedp.Focus(chromedp.CSS(panel(names[0])+` [role=tab][data-tab="tools"]`)), chromedp.KeyEvent(kb.ArrowRight)))
+		p.waitFor("the next tab", fmt.Sprintf(`document.activeElement.dataset.tab === 'info' && !!document.querySelector(%q)`, panel(names[0])+` [role=tabpanel][data-page="info"]`))
+	})
+	defer t.Run("labels", func(t *testing.T) {
+		p.t = t
+		// Every control a person can reach has a name a screen reader says.
+		unlabelled := eval[[]string](p, `[...document.querySelectorAll('input, select, textarea, button')].filter((e) => e.offsetParent !== null)
+			.filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+			.map((e) => e.outerHTML.slice(0, 120))`)
+		if len(unlabelled) > 0 {
+			t.Errorf("controls without a label:\n\t%s", strings.Join(unlabelled, "\n\t"))
+		}
+	})
 	for i, name := range names {
 		t.Run(strings.SplitN(name, "-", 2)[0], func(t *testing.T) {
 			p.t = t
@@ -91,6 +109,20 @@ func TestInspectEverything(t *testing.T) {
 			p.click(pn + ` form.elicit button.accept`)
 			p.openTab(name, "tools")
 			p.waitFor("the elicitation's result", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('Ada Lovelace')`, pn+` .result[data-state="done"]`))
+
+			// A tool run as a task: the Tasks page follows it.
+			if first {
+				p.openTab(name, "tools")
+				p.click(pn + ` [data-tool="simulate-research-query"]`)
+				p.typeIn(pn+` [data-path="topic"]`, "octopus")
+				p.click(pn + ` .toolform input[type="checkbox"] + label[for^="task"]`)
+				p.click(pn + ` button.run`)
+				p.openTab(name, "tasks")
+				p.waitFor("the task", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` tr[data-task] td.status`))
+				p.screenshot("tasks")
+				p.openTab(name, "tools")
+				p.waitFor("the task's result", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('Research Report: octopus')`, pn+` .result[data-state="done"]`))
+			}
 
 			// A prompt, its arguments completed as one types.
 			p.openTab(name, "prompts")

@@ -151,6 +151,21 @@ func TestToolCallAndHistory(t *testing.T) {
 	if !strings.Contains(string(msg.Message), "hi inspector") {
 		t.Errorf("the response's JSON: %s", msg.Message)
 	}
+	// The session's export has the messages themselves.
+	code, export := r.req(t, "GET", "/api/export?token="+r.ins.token, nil)
+	var ex struct {
+		Servers []summary
+		History []struct {
+			Seq     int64
+			Message json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(export, &ex); code != 200 || err != nil || len(ex.Servers) != 1 || len(ex.History) < 2 {
+		t.Fatalf("the export: HTTP %d, %v, %d servers, %d messages", code, err, len(ex.Servers), len(ex.History))
+	}
+	if !strings.Contains(string(export), "hi inspector") {
+		t.Error("the export lacks the call's messages")
+	}
 	// The page's headers.
 	req2, _ := http.NewRequest("GET", r.base+"/?token="+r.ins.token, nil)
 	res, err := testClient.Do(req2)
