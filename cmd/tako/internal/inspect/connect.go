@@ -99,7 +99,7 @@ func (ins *Inspector) connectFromPage(c *connectRequest) (any, error) {
 	}
 	t := Target{Server: s}
 	if s.Kind != dial.Stdio {
-		srv := ins.addServer(t, true)
+		srv := ins.addServer(t)
 		if srv == nil {
 			return nil, &apiError{status: 503, msg: "the inspector is closing"}
 		}
@@ -135,7 +135,7 @@ func (ins *Inspector) confirmCommand(id string) (any, error) {
 	if cf == nil || time.Now().After(cf.Expires) {
 		return nil, &apiError{status: 404, msg: "no command waits for that confirmation (it ran, expired, or was never asked for)"}
 	}
-	srv := ins.addServer(cf.target, true)
+	srv := ins.addServer(cf.target)
 	if srv == nil {
 		return nil, &apiError{status: 503, msg: "the inspector is closing"}
 	}

@@ -214,7 +214,7 @@ func (ins *Inspector) serve(ctx context.Context, ln net.Listener) error {
 	go func() { served <- srv.Serve(ln) }()
 
 	for _, t := range ins.cfg.Servers {
-		ins.addServer(t, false)
+		ins.addServer(t)
 	}
 	pageURL := ins.base + "/?token=" + ins.token
 	out := ins.cfg.Out

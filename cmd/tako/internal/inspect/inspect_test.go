@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
@@ -319,3 +320,60 @@ func TestShutdownEndsEverything(t *testing.T) {
 		t.Fatal("the event stream outlived the shutdown")
 	}
 }
+
+// TestRunOpensThePage: Run prints the page's URL with its token and hands
+// it to the browser (Config.Open); with NoBrowser it only prints it; it
+// refuses to listen beyond loopback before anything starts.
+func TestRunOpensThePage(t *testing.T) {
+	for _, noBrowser := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out strings.Builder
+		opened := make(chan string, 1)
+		done := make(chan error, 1)
+		printed := make(chan struct{})
+		go func() {
+			done <- Run(ctx, &Config{NoBrowser: noBrowser, Out: writerFunc(func(b []byte) (int, error) {
+				out.Write(b)
+				select {
+				case <-printed:
+				default:
+					close(printed)
+				}
+				return len(b), nil
+			}), Open: func(u string) error { opened <- u; return nil }})
+		}()
+		select {
+		case <-printed:
+		case err := <-done:
+			t.Fatalf("Run: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no URL printed")
+		}
+		var got string
+		if !noBrowser {
+			select {
+			case got = <-opened:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the browser was not opened")
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		line := out.String()
+		if !strings.HasPrefix(line, "tako inspect: http://127.0.0.1:") || !strings.Contains(line, "/?token=") {
+			t.Errorf("printed %q", line)
+		}
+		if noBrowser && len(opened) > 0 || !noBrowser && !strings.Contains(line, got) {
+			t.Errorf("NoBrowser %v: opened %q, printed %q", noBrowser, got, line)
+		}
+	}
+	if err := Run(context.Background(), &Config{Addr: "0.0.0.0:0", NoBrowser: true}); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("Run on 0.0.0.0: %v", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

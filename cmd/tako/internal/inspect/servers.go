@@ -76,7 +76,7 @@ func effectiveKind(s *dial.Server) dial.Kind {
 }
 
 // addServer adds a server and connects it in the background.
-func (ins *Inspector) addServer(t Target, _ bool) *server {
+func (ins *Inspector) addServer(t Target) *server {
 	ins.mu.Lock()
 	if ins.closed {
 		ins.mu.Unlock()
@@ -224,7 +224,7 @@ func (s *server) dial(ctx context.Context, gen int) error {
 		}
 		sess, err = transport.Connect(ctx, wc, opts)
 		if err != nil {
-			return &dial.Error{Server: s.name, Target: spec.URL + spec.Command, Op: "handshake", Err: err}
+			return &dial.Error{Server: s.name, Target: targetOf(&spec), Op: "handshake", Err: err}
 		}
 		t = sess
 	}
