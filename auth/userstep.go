@@ -64,6 +64,12 @@ type Loopback struct {
 	Timeout time.Duration
 	// NoBrowser only prints the URL.
 	NoBrowser bool
+	// Open, when set, shows the user the authorization URL instead of
+	// the system browser: a program with a window of its own (tako
+	// inspect's page) offers the link there. An error from it means the
+	// URL could not be shown, and it is printed as when no browser can be
+	// opened. NoBrowser does not apply to it.
+	Open func(authURL string) error
 }
 
 // Start implements UserStep.
@@ -206,7 +212,10 @@ func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error)
 		out = os.Stderr
 	}
 	opened := false
-	if !r.l.NoBrowser {
+	switch {
+	case r.l.Open != nil:
+		opened = r.l.Open(authURL) == nil
+	case !r.l.NoBrowser:
 		opened = openBrowser(authURL) == nil
 	}
 	if opened {

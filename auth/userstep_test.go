@@ -103,3 +103,77 @@ func TestLoopbackNoBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopbackOpen: Loopback.Open is handed the authorization URL instead
+// of the system browser ($BROWSER, which must not run), after the callback
+// knows the request's state, so that what it opens is answered: the
+// redirect it leads to ends the wait with its code. An Open that fails
+// prints the URL, as a browser that cannot start does.
+func TestLoopbackOpen(t *testing.T) {
+	t.Setenv("BROWSER", "/nonexistent/tako-browser-must-not-run")
+	var out strings.Builder
+	opened := make(chan string, 1)
+	l := &Loopback{Out: &out, Timeout: 10 * time.Second, Open: func(u string) error {
+		opened <- u
+		return nil
+	}}
+	rd, err := l.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	type result struct {
+		code string
+		err  error
+	}
+	done := make(chan result, 1)
+	const authURL = "http://127.0.0.1:9/authorize?client_id=c&state=the-state"
+	go func() {
+		q, err := rd.Wait(context.Background(), authURL)
+		done <- result{q.Get("code"), err}
+	}()
+	var got string
+	select {
+	case got = <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open was not called")
+	}
+	if got != authURL {
+		t.Fatalf("Open got %q, want %q", got, authURL)
+	}
+	page := make(chan struct{})
+	go func() {
+		defer close(page)
+		resp, err := http.Get(rd.URL() + "?state=the-state&code=the-code")
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.code != "the-code" {
+			t.Fatalf("Wait: %q, %v; want the redirect's code", r.code, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the redirect did not end the wait")
+	}
+	rd.(*loopback).finish(nil) // the callback page answers now
+	<-page
+	if s := out.String(); strings.Contains(s, "Open this URL") {
+		t.Errorf("printed %q although Open showed the URL", s)
+	}
+
+	out.Reset()
+	l = &Loopback{Out: &out, Timeout: 50 * time.Millisecond, Open: func(string) error { return errors.New("no window") }}
+	rd2, err := l.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd2.Close()
+	if _, err := rd2.Wait(context.Background(), authURL); !errors.Is(err, ErrTimeout) {
+		t.Errorf("Wait: %v, want ErrTimeout", err)
+	}
+	if s := out.String(); !strings.Contains(s, "Open this URL in a browser") || !strings.Contains(s, authURL+"\n") {
+		t.Errorf("after a failed Open printed %q, want the URL", s)
+	}
+}

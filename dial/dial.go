@@ -47,7 +47,10 @@ package dial
 // TLS 1.3; HTTPS and WSS accept TLS 1.2, as the web does. An http://
 // Conn with TLS options of its own gets a RoundTripper of dial's, whose
 // idle connections dial closes when the Conn closes (httpConn), as the
-// Conn does for the one it makes itself.
+// Conn does for the one it makes itself. So does a Conn whose RoundTripper
+// is wrapped (Server.WrapRoundTripper): what is wrapped is dial's own, the
+// one the TLS options would have made, so that the wrapper only watches
+// and TLS, proxies and idle connections stay dial's.
 //
 // Errors. Each layer below prefixes its own words, which reads well in a
 // log and badly on a terminal ("mcp handshake: initialize: write: mcp
@@ -146,6 +149,15 @@ type Server struct {
 	// TLS configures the TLS of https, wss and grpc. Nil means the
 	// system's roots (and, for grpc, TLS 1.3).
 	TLS *TLS
+
+	// WrapRoundTripper, when set, wraps the http.RoundTripper that carries
+	// an http or sse server's requests (TLS applied), so that a program
+	// can watch each request and its response without taking the
+	// transport over: an inspector's network view, a request counter. It
+	// is called once per Dial; what it returns must be safe for concurrent
+	// use and pass every request on, bodies unread. Nil means none. The
+	// other kinds have no RoundTripper and ignore it.
+	WrapRoundTripper func(http.RoundTripper) http.RoundTripper
 }
 
 // TLS is a server's TLS settings.
@@ -388,9 +400,12 @@ func (d *dialer) http(ctx context.Context, p *plan) (transport.Conn, error) {
 		ho.Auth = a
 	}
 	var rt *http.Transport
-	if p.tls != nil {
+	if p.tls != nil || d.s.WrapRoundTripper != nil {
 		rt = newRoundTripper(p.tls)
 		ho.RoundTripper = rt
+		if d.s.WrapRoundTripper != nil {
+			ho.RoundTripper = d.s.WrapRoundTripper(rt)
+		}
 	}
 	c, err := streamablehttp.Dial(ctx, p.u.String(), ho)
 	if err != nil {
@@ -405,7 +420,8 @@ func (d *dialer) http(ctx context.Context, p *plan) (transport.Conn, error) {
 	return c, nil
 }
 
-// newRoundTripper is what the HTTP Conn would make for itself, with cfg.
+// newRoundTripper is what the HTTP Conn would make for itself, with cfg
+// (nil: the system's roots).
 func newRoundTripper(cfg *tls.Config) *http.Transport {
 	var t *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {

@@ -234,8 +234,26 @@ of --format, --log-level and --provider.
   tako completion fish > ~/.config/fish/completions/tako.fish
   source <(tako completion bash)      # in ~/.bashrc
   source <(tako completion zsh)       # in ~/.zshrc, after compinit`},
-	"login": {brief: "authorize tako at an HTTP server (OAuth 2.1)",
+	"inspect": {brief: "look at servers in a web page",
+		synopsis: "tako inspect [SERVER...] [--listen ADDR] [--no-browser]",
+		help: `Opens a web page to look at servers with: their tools with forms made from
+the input schemas, runs with progress and cancel, results by content kind,
+resources (read, subscribe), prompts (with completion), the server's
+requests (elicitation forms, sampling, roots), tasks, notifications and
+logs, the history of every JSON-RPC message, the HTTP requests, OAuth
+logins step by step, MCP Apps. Give servers as tako shell takes them
+(repeat the flags, or --config FILE for all its servers; --ca, --cert,
+--key, --server-name, --plaintext go with the --grpc before them), or
+none and connect from the page. It serves 127.0.0.1 on a free port
+(--listen ADDR for another), prints the URL with its session token and
+opens the browser ($BROWSER; --no-browser only prints it). Every request
+must carry the token, and a command typed in the page runs only once
+confirmed. Ctrl-C ends it and its servers.
 
+  tako inspect --stdio "npx -y @modelcontextprotocol/server-everything"
+  tako inspect --http http://127.0.0.1:3001/mcp --ws ws://127.0.0.1:8765/mcp
+  tako inspect --config ~/.cursor/mcp.json --no-browser`},
+	"login": {brief: "authorize tako at an HTTP server (OAuth 2.1)",
 		synopsis: "tako login [--scope S] [--dpop] [--no-browser] [--timeout D] URL\ntako login --client-credentials --client-id ID [--client-secret-env VAR] URL",
 		help: `Runs a new OAuth 2.1 login at the MCP server at URL, in the browser ($BROWSER)
 or with client credentials (the secret in $TAKO_CLIENT_SECRET), and stores the
@@ -272,7 +290,7 @@ Usage: tako COMMAND [ARGUMENTS] SERVER [FLAGS]
   servers --config FILE    list a config file's servers, and if each answers
   bridge --listen-ws ADDR  serve a stdio server over WebSocket (or gRPC)
   agent                    let a model use the servers' tools
-  shell                    an interactive session on one or more servers
+  shell, inspect           a session on servers: at a prompt, or in a web page
   login URL, logout URL    authorize tako at an HTTP server (OAuth 2.1)
   version, completion SH   tako's version; a bash, zsh or fish completion script
 

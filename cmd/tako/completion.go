@@ -19,10 +19,11 @@ import (
 // commandFlags are the flags of the commands that parse their own, as
 // name and whether it takes a value.
 var commandFlags = map[string]map[string]bool{
-	"agent":  {"provider": true, "model": true, "base-url": true, "api-key-env": true, "system": true, "max-turns": true, "prefix": false, "root": true},
-	"shell":  {"no-history": false, "root": true, "provider": true, "model": true, "base-url": true, "api-key-env": true},
-	"login":  {"scope": true, "dpop": false, "no-browser": false, "timeout": true, "client-credentials": false, "client-id": true, "client-secret-env": true},
-	"logout": {},
+	"agent":   {"provider": true, "model": true, "base-url": true, "api-key-env": true, "system": true, "max-turns": true, "prefix": false, "root": true},
+	"shell":   {"no-history": false, "root": true, "provider": true, "model": true, "base-url": true, "api-key-env": true},
+	"login":   {"scope": true, "dpop": false, "no-browser": false, "timeout": true, "client-credentials": false, "client-id": true, "client-secret-env": true},
+	"logout":  {},
+	"inspect": {"listen": true, "no-browser": false, "ca": true, "cert": true, "key": true, "server-name": true, "plaintext": false},
 }
 
 // flagValues are the values a flag's argument completes to: a fixed list,
@@ -100,7 +101,7 @@ func completionLists() completionWords {
 				values[n] = true
 			}
 		}
-		if cmd == "agent" || cmd == "shell" { // they take the shared flags too
+		if cmd == "agent" || cmd == "shell" || cmd == "inspect" { // they take the shared flags too
 			w.cmdFlags[cmd] = append(w.cmdFlags[cmd], w.flags...)
 		}
 		sort.Strings(w.cmdFlags[cmd])

@@ -16,6 +16,7 @@
 //	tako agent --provider openai|anthropic --model M [agent flags] SERVER... "PROMPT"
 //	tako agent ... --config FILE [--server NAME ...] "PROMPT"
 //	tako shell SERVER... [--no-history]
+//	tako inspect [SERVER...] [--listen ADDR] [--no-browser]
 //	tako login [--scope S] [--dpop] [--no-browser] [--timeout D] URL
 //	tako login --client-credentials --client-id ID [--scope S] URL
 //	tako logout URL
@@ -60,6 +61,27 @@
 // (anywhere on the line), file names after --config and the certificate
 // flags, directories after --root, and the values of --format, --log-level
 // and --provider: source <(tako completion bash) in ~/.bashrc.
+//
+// "inspect" serves a web page, on 127.0.0.1 and a free port (--listen
+// ADDR for another loopback address), for looking at servers: their info
+// and ping; their tools, with a form made from each input schema (or raw
+// JSON), runs with a progress bar and a cancel button, and results shown
+// by content kind with the output schema's verdict; resources and
+// templates (read, subscribe, updates as they come); prompts, with
+// completion as one types; the server's requests (elicitation forms,
+// sampling requests a person answers, roots edited in the page); tasks;
+// notifications and logs, with the log level settable; the history of
+// every JSON-RPC message both ways, grouped by conversation, with "copy as
+// a tako command"; each HTTP request with its Mcp-* headers and SSE
+// events; OAuth logins in the page, step by step, secrets masked; MCP Apps
+// in sandboxed frames. The servers are given as "shell" takes them
+// (repeat the server flags, or --config FILE for all its servers; --ca,
+// --cert, --key, --server-name and --plaintext apply to the --grpc before
+// them), or none: the page has a connect form, and a command typed there
+// runs only once the person confirms it. tako prints the page's URL,
+// which carries a random session token that every request must present
+// (Host and Origin must be this machine's as well), and opens the browser
+// ($BROWSER; --no-browser only prints the URL). It runs until interrupted.
 //
 // "login" authorizes tako at the MCP server at URL (OAuth 2.1): it opens
 // the browser ($BROWSER when set; --no-browser, or no browser to open,
@@ -255,6 +277,11 @@
 //	    (bridge --listen-grpc) Serve TLS without client certificates:
 //	    anyone who reaches ADDR can call the server's tools. tako prints a
 //	    warning on stderr when it starts so.
+//	--listen ADDR
+//	    (inspect) Serve the page on ADDR, a loopback address such as
+//	    127.0.0.1:8088 (the default is 127.0.0.1 on a free port).
+//	--no-browser
+//	    (inspect) Print the page's URL without opening a browser.
 //	--cert FILE, --key FILE
 //	    (--grpc) The client certificate chain and private key, PEM.
 //	--ca FILE

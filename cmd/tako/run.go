@@ -62,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report(stderr, runAgent(ctx, rest, stdout, stderr))
 	case name == "shell": // shellrun.go
 		return report(stderr, runShell(ctx, rest, os.Stdin, stdout, stderr))
+	case name == "inspect": // inspect.go
+		return report(stderr, runInspect(ctx, rest, stdout, stderr))
 	case name == "login": // login.go
 		return report(stderr, runLogin(ctx, rest, stdout, stderr))
 	case name == "logout":
