@@ -78,7 +78,7 @@ func TestInspectRefusals(t *testing.T) {
 	// A page of another site, in Chromium, that knows the token.
 	evil := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<!doctype html><title>evil</title><form id=f method=POST action="%[1]s/api/servers" enctype="text/plain"><input name='{"kind":"stdio","command":"%[3]s","x":"' value='"}'></form>
+		fmt.Fprintf(w, `<!doctype html><title>evil</title><iframe name=sink></iframe><form id=f method=POST target=sink action="%[1]s/api/servers" enctype="text/plain"><input name='{"kind":"stdio","command":"%[3]s","x":"' value='"}'></form>
 <img src="%[1]s/api/state?token=%[2]s">
 <script>
 const body = JSON.stringify({kind: "stdio", command: %[4]q});
@@ -108,8 +108,13 @@ Promise.all(tries).then(r => { document.title = "done " + r.join(", "); });
 	if !strings.Contains(title, "json refused") {
 		t.Errorf("the foreign page's fetch: %q, want it refused (no CORS for other origins)", title)
 	}
-	if err := chromedp.Do(bctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("f").submit()`)); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("iframe").onload = () => { window.posted = true }; document.getElementById("f").submit()`)); err != nil {
 		t.Fatal(err)
+	}
+	// The form posts into a frame, so that its navigation neither aborts
+	// the next one nor is aborted by it; the frame's load says it is done.
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](`window.posted === true`)); err != nil {
+		t.Fatalf("the form's post: %v", err)
 	}
 	resp, err := chromedp.RunResponse(bctx, chromedp.Navigate("http://evil.example:"+port+"/?token="+in.Token))
 	if err != nil {
