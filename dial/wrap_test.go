@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/tako-mcp/tako/dial"
+	"github.com/tako-mcp/tako/internal/testpki"
+	"github.com/tako-mcp/tako/internal/testserve"
 	"github.com/tako-mcp/tako/mcptest"
 )
 
@@ -40,16 +42,12 @@ func (s *seen) count() int {
 // RoundTripper's idle connections are closed with the Transport (goleak in
 // TestMain); a stdio server ignores it.
 func TestDialHTTPWrapRoundTripper(t *testing.T) {
-	p := newPKI(t)
-	handler := statelessHTTP(t, mcptest.NewReference(mcptest.Options{}), nil)
+	p := testpki.New(t)
+	handler := testserve.StatelessHTTP(mcptest.NewReference(mcptest.Options{}), nil)
 	plain := httptest.NewServer(handler)
 	t.Cleanup(plain.Close)
 	secure := httptest.NewUnstartedServer(handler)
-	cert, err := tls.LoadX509KeyPair(p.serverCert, p.serverKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	secure.TLS = &tls.Config{Certificates: []tls.Certificate{p.Server.TLS(t)}}
 	secure.StartTLS()
 	t.Cleanup(secure.Close)
 
@@ -58,7 +56,7 @@ func TestDialHTTPWrapRoundTripper(t *testing.T) {
 		s    dial.Server
 	}{
 		{"http", dial.Server{URL: plain.URL + "/mcp"}},
-		{"https", dial.Server{URL: secure.URL + "/mcp", TLS: &dial.TLS{CAFile: p.ca}}},
+		{"https", dial.Server{URL: secure.URL + "/mcp", TLS: &dial.TLS{CAFile: p.CA.File}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls int
