@@ -39,6 +39,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzDecodeMatchesStd \
 	./mcp:FuzzDecodeCallToolResult \
 	./mcp:FuzzScanID \
+	./internal/jsonscan:FuzzUnquoteMatchesStd \
 	./mcp:FuzzParseResultTypeMatchesStd \
 	./streamablehttp:FuzzEventReader \
 	./streamablehttp:FuzzEventReaderReference \
