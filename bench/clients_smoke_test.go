@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // TestClients checks the harness rather than measuring it: over every
 // transport, every client starts against the server, makes an echo call and
-// a small big call, lists the tools, makes 64 calls from 16 goroutines, and
+// a small big call of each payload kind (checked byte for byte), lists the tools, makes 64 calls from 16 goroutines, and
 // closes. A benchmark that measured a broken client would report a figure
 // for nothing.
 func TestClients(t *testing.T) {
@@ -31,8 +33,14 @@ func TestClients(t *testing.T) {
 					if err := c.echo(ctx); err != nil {
 						t.Errorf("echo: %v", err)
 					}
-					if n, err := c.big(ctx, 4096); err != nil || n != 4096 {
-						t.Errorf("big(4096) = %d, %v; want 4096 bytes", n, err)
+					for _, kind := range payload.Kinds {
+						got, err := c.big(ctx, kind, 4096)
+						if err == nil {
+							err = checkBig(kind, 4096, got)
+						}
+						if err != nil {
+							t.Errorf("big(%s, 4096): %v", kind, err)
+						}
 					}
 					if n, err := c.listTools(ctx); err != nil || n != 2 {
 						t.Errorf("listTools = %d, %v; want 2", n, err)
@@ -57,7 +65,7 @@ func TestRun(t *testing.T) {
 	want := map[string][]string{
 		"side":  {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
 		"calls": {"handshake_ms", "close_ms", "rss_mib"},
-		"big":   {"big1_ms", "big1_heap_mib", "big16_ms", "big16_heap_mib"},
+		"big":   {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib", "rss_idle_mib", "rss_exit_mib"},
 		"tools": {"list_ms", "list_heap_mib"},
 	}
 	for _, suite := range Suites {

@@ -83,11 +83,18 @@ type floorCallParams[A any] struct {
 }
 
 type floorCallResult struct {
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	IsError bool `json:"isError"`
+	Content []floorBlock `json:"content"`
+	IsError bool         `json:"isError"`
+}
+
+// floorBlock is a content block of the kinds the benchmark's tools return:
+// text, or an image (whose data a hand-written client keeps as the base64
+// text it came as until something needs the bytes).
+type floorBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
 }
 
 func startFloor(ctx context.Context, ep *Endpoint) (client, error) {
@@ -212,34 +219,38 @@ func floorCall[P any](ctx context.Context, c *floorClient, method string, params
 	}
 }
 
-// floorCallTool calls a tool whose result is one text block and returns
-// the text.
-func floorCallTool[A any](ctx context.Context, c *floorClient, name string, args A) (string, error) {
+// floorCallTool calls a tool whose result is one block and returns it.
+func floorCallTool[A any](ctx context.Context, c *floorClient, name string, args A) (floorBlock, error) {
 	raw, err := floorCall(ctx, c, "tools/call", floorCallParams[A]{Name: name, Arguments: args})
 	if err != nil {
-		return "", err
+		return floorBlock{}, err
 	}
 	var res floorCallResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return "", err
+		return floorBlock{}, err
 	}
+	return res.block(name)
+}
+
+// block is the result's one block.
+func (res *floorCallResult) block(name string) (floorBlock, error) {
 	if res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
+		return floorBlock{}, fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
 	}
-	return res.Content[0].Text, nil
+	return res.Content[0], nil
 }
 
 func (c *floorClient) echo(ctx context.Context) error {
-	text, err := floorCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
+	b, err := floorCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(b.Text)
 }
 
-func (c *floorClient) big(ctx context.Context, n int) (int, error) {
-	text, err := floorCallTool(ctx, c, "big", bigArgs{Bytes: n})
-	return len(text), err
+func (c *floorClient) big(ctx context.Context, kind string, n int) (received, error) {
+	b, err := floorCallTool(ctx, c, "big", bigArgs{Bytes: n, Kind: kind})
+	return blockData(kind, b.Text, b.Data), err
 }
 
 // floorListParams and floorListResult are one page of tools/list. The

@@ -210,24 +210,21 @@ func (c *floorHTTPClient) notify(ctx context.Context, n floorNotification) error
 	return nil
 }
 
-// callTool calls a tool whose result is one text block and returns the text.
-func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (string, error) {
+// floorHTTPCallTool calls a tool whose result is one block and returns it.
+func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (floorBlock, error) {
 	var res floorCallResult
 	if _, err := floorPost(ctx, c, "tools/call", floorCallParams[A]{Name: name, Arguments: args}, &res); err != nil {
-		return "", err
+		return floorBlock{}, err
 	}
-	if res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
-	}
-	return res.Content[0].Text, nil
+	return res.block(name)
 }
 
 func (c *floorHTTPClient) echo(ctx context.Context) error {
-	text, err := floorHTTPCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
+	b, err := floorHTTPCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(b.Text)
 }
 
 func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
@@ -246,9 +243,9 @@ func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
 	}
 }
 
-func (c *floorHTTPClient) big(ctx context.Context, n int) (int, error) {
-	text, err := floorHTTPCallTool(ctx, c, "big", bigArgs{Bytes: n})
-	return len(text), err
+func (c *floorHTTPClient) big(ctx context.Context, kind string, n int) (received, error) {
+	b, err := floorHTTPCallTool(ctx, c, "big", bigArgs{Bytes: n, Kind: kind})
+	return blockData(kind, b.Text, b.Data), err
 }
 
 // Close ends the session with DELETE, as the transport asks of a client

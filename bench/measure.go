@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // Config says how much work each suite does. Every figure is a median or
@@ -19,8 +24,8 @@ type Config struct {
 	Warmup     int // echo calls before any figure is taken
 	SeqCalls   int // sequential echo calls of each client
 	ConcCalls  int // echo calls of each client, shared by ConcCallers goroutines
-	Big1Calls  int // calls returning 1 MiB
-	Big16Calls int // calls returning 16 MiB
+	Big1Calls  int // calls returning 1 MiB, of each payload kind
+	Big16Calls int // calls returning 16 MiB, of each payload kind
 	Tools      int // extra tools the ListTools server offers
 	ListCalls  int // ListTools calls
 }
@@ -29,6 +34,14 @@ type Config struct {
 var DefaultConfig = Config{
 	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4500,
 	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
+}
+
+// bigCalls is how many calls of n bytes the big suite measures.
+func (cfg Config) bigCalls(n int) int {
+	if n > 1<<20 {
+		return cfg.Big16Calls
+	}
+	return cfg.Big1Calls
 }
 
 // ConcCallers is how many goroutines share one session in the throughput
@@ -350,64 +363,100 @@ func callConcurrentlyTimed(ctx context.Context, c client, n int) (time.Duration,
 	return elapsed, slices.Concat(lats...), first
 }
 
+// bigSizes are the result sizes of the big suite, by key.
+var bigSizes = []struct {
+	key   string
+	bytes int
+}{{"big1", 1 << 20}, {"big16", 16 << 20}}
+
+// settle is how long runBig lets the runtime return memory before it reads
+// the RSS left: Go's background scavenger hands freed pages back to the
+// system at its own pace (about 1 % of the CPU), for every client alike.
+const settle = time.Second
+
+// runBig measures large results of every payload kind (bench/internal/payload)
+// and size, and the process's memory before and after them. Keys are the
+// kind's and the size's ("json.big16_heap_mib").
 func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	c, err := k.start(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	defer func() { c.Close() }()
-	if _, err := c.big(ctx, 1024); err != nil {
+	// A connected session before any large result: what a client costs
+	// to hold, its code and its init included.
+	r.set("rss_idle_mib", float64(maxRSS())/1024)
+	if _, err := c.big(ctx, payload.Text, 1024); err != nil {
 		return err
 	}
-	for _, size := range []struct {
-		key   string
-		bytes int
-		calls int
-	}{{"big1", 1 << 20, cfg.Big1Calls}, {"big16", 16 << 20, cfg.Big16Calls}} {
-		times := make([]time.Duration, 0, size.calls)
-		heap := make([]time.Duration, 0, size.calls) // bytes, sorted as durations
-		// One call of the size first, outside the figures: a client's
-		// first large result fills its pools (grpc-go's receive buffers,
-		// tako's line blocks). The heap figure is the least of the calls:
-		// whether a pooled buffer is found again depends on which P
-		// (scheduler slot) the goroutine that asks for it runs on, so
-		// the heap of one call moves by a whole buffer from call to call
-		// (gRPC, either client: 1.05 or 2.1 MiB for a 1 MiB result), and
-		// a median of a few calls came out at one or the other from run
-		// to run. The least is what the client cannot avoid allocating.
-		_, err := c.big(ctx, size.bytes)
-		for i := 0; err == nil && i < size.calls; i++ {
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			start := time.Now()
-			var got int
-			got, err = c.big(ctx, size.bytes)
-			d := time.Since(start)
-			runtime.ReadMemStats(&m1)
-			if err == nil && got != size.bytes {
-				err = fmt.Errorf("big returned %d bytes, want %d", got, size.bytes)
+	for _, kind := range payload.Kinds {
+		for _, size := range bigSizes {
+			if c, err = bigCalls(ctx, r, k, ep, c, kind, size.key, size.bytes, cfg.bigCalls(size.bytes)); err != nil {
+				return err
 			}
-			if err != nil {
-				break
-			}
-			times = append(times, d)
-			heap = append(heap, time.Duration(m1.TotalAlloc-m0.TotalAlloc))
 		}
-		if err != nil {
-			r.fail(size.key+"_ms", err)
-			r.fail(size.key+"_heap_mib", err)
-			// A client that failed a result may be broken: start again.
-			c.Close()
-			if c, err = k.start(ctx, ep); err != nil {
-				return fmt.Errorf("start again: %w", err)
-			}
-			continue
-		}
-		r.set(size.key+"_ms", ms(median(times)))
-		r.set(size.key+"_heap_mib", float64(slices.Min(heap))/(1<<20))
 	}
+	// What the client gives back once the results are dropped: buffers it
+	// keeps (pools, a grown read buffer) stay resident; the rest the
+	// runtime returns.
+	runtime.GC()
+	time.Sleep(settle)
+	r.set("rss_exit_mib", float64(currentRSS())/(1<<20))
 	return nil
+}
+
+// bigCalls makes one call of the kind and size outside the figures, then
+// calls of them measured, and sets key's time and heap. A client that
+// fails is started again and returned.
+func bigCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, c client, kind, key string, n, calls int) (client, error) {
+	key = kind + "." + key
+	times := make([]time.Duration, 0, calls)
+	heap := make([]time.Duration, 0, calls) // bytes, sorted as durations
+	// One call of the size first, outside the figures: a client's first
+	// large result fills its pools (grpc-go's receive buffers, tako's line
+	// blocks). The heap figure is the least of the calls: whether a
+	// pooled buffer is found again depends on which P (scheduler slot) the
+	// goroutine that asks for it runs on, so the heap of one call moves by
+	// a whole buffer from call to call (gRPC, either client: 1.05 or
+	// 2.1 MiB for a 1 MiB result), and a median of a few calls came out at
+	// one or the other from run to run. The least is what the client
+	// cannot avoid allocating.
+	got, err := c.big(ctx, kind, n)
+	if err == nil {
+		err = checkBig(kind, n, got)
+	}
+	got = received{}
+	for i := 0; err == nil && i < calls; i++ {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		got, err = c.big(ctx, kind, n)
+		d := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		if err == nil {
+			err = checkBig(kind, n, got)
+		}
+		got = received{}
+		if err != nil {
+			break
+		}
+		times = append(times, d)
+		heap = append(heap, time.Duration(m1.TotalAlloc-m0.TotalAlloc))
+	}
+	if err != nil {
+		r.fail(key+"_ms", err)
+		r.fail(key+"_heap_mib", err)
+		// A client that failed a result may be broken: start again.
+		c.Close()
+		if c, err = k.start(ctx, ep); err != nil {
+			return c, fmt.Errorf("start again: %w", err)
+		}
+		return c, nil
+	}
+	r.set(key+"_ms", ms(median(times)))
+	r.set(key+"_heap_mib", float64(slices.Min(heap))/(1<<20))
+	return c, nil
 }
 
 func runTools(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config, tools int) error {
@@ -452,6 +501,20 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// currentRSS is this process's resident set now, in bytes.
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // maxRSS is this process's peak resident set in KiB.

@@ -246,7 +246,7 @@ type row struct {
 	noRatio bool
 }
 
-var rows = []row{
+var callRows = []row{
 	{suite: "calls", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
 	{suite: "side", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
 	{suite: "side", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
@@ -259,14 +259,34 @@ var rows = []row{
 	{suite: "side", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "side", key: "conc_conns", label: "TCP connections opened, 4,500 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
-	{suite: "big", key: "big1_ms", label: "1 MiB tool result, time", unit: "ms"},
-	{suite: "big", key: "big1_heap_mib", label: "1 MiB tool result, heap allocated", unit: "MiB"},
-	{suite: "big", key: "big16_ms", label: "16 MiB tool result, time", unit: "ms"},
-	{suite: "big", key: "big16_heap_mib", label: "16 MiB tool result, heap allocated", unit: "MiB"},
-	{suite: "big", key: "rss_mib", label: "peak RSS, 1 and 16 MiB results", unit: "MiB"},
+	{suite: "big", key: "rss_idle_mib", label: "peak RSS, connected, before any large result", unit: "MiB"},
+}
+
+// bigRows are the big suite's rows for each payload kind and size, then
+// its memory after them.
+func bigRows() []row {
+	var rs []row
+	for _, kind := range []struct{ key, label string }{
+		{"text", "log text"}, {"json", "JSON document as text"}, {"image", "base64 image"},
+	} {
+		for _, size := range []struct{ key, label string }{{"big1", "1 MiB"}, {"big16", "16 MiB"}} {
+			rs = append(rs,
+				row{suite: "big", key: kind.key + "." + size.key + "_ms", label: size.label + " " + kind.label + " result, time", unit: "ms"},
+				row{suite: "big", key: kind.key + "." + size.key + "_heap_mib", label: size.label + " " + kind.label + " result, heap allocated", unit: "MiB"})
+		}
+	}
+	return append(rs,
+		row{suite: "big", key: "rss_mib", label: "peak RSS, after the large results", unit: "MiB"},
+		row{suite: "big", key: "rss_exit_mib", label: "RSS at exit, 1 s after the large results and a GC", unit: "MiB"})
+}
+
+var toolRows = []row{
 	{suite: "tools", key: "list_ms", label: "ListTools, 2,002 tools (~4.7 MB), time", unit: "ms"},
 	{suite: "tools", key: "list_heap_mib", label: "ListTools, 2,002 tools, heap allocated", unit: "MiB"},
 }
+
+// rows are every row of the tables, in order.
+var rows = slices.Concat(callRows, bigRows(), toolRows)
 
 var clients = []string{"floor", "tako", "gosdk", "mcpgo"}
 
@@ -337,8 +357,15 @@ func (r results) table(w io.Writer, transports []string, notes []string) []strin
 				}
 				v, ok, why := r.cell(rw.suite, t, c, rw.key)
 				if !ok {
-					notes = append(notes, fmt.Sprintf("%s, %s, %s: %s", transportLabels[t], rw.label, c, why))
-					cells = append(cells, fmt.Sprintf("fails [%d]", len(notes)))
+					// One note for each client's reason: a client that
+					// fails every large result fails them for one reason.
+					note := fmt.Sprintf("%s, %s: %s", transportLabels[t], c, why)
+					n := slices.Index(notes, note)
+					if n < 0 {
+						notes = append(notes, note)
+						n = len(notes) - 1
+					}
+					cells = append(cells, fmt.Sprintf("fails [%d]", n+1))
 					continue
 				}
 				s := format(v, rw.unit)
