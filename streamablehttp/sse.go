@@ -51,6 +51,9 @@ type eventReader struct {
 	size     int         // bytes of the current event so far
 	pending  bool        // the current event has a field
 	ev       event
+	// idle: the stream is long-lived (the standalone GET stream), and
+	// waits for its next event with a small buffer (fill).
+	idle bool
 }
 
 // readBufSize is the read buffer: a few TCP segments, enough for most
@@ -59,12 +62,46 @@ const readBufSize = 16 << 10
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
+// idleReadSize is the buffer a long-lived stream waits with between events.
+const idleReadSize = 512
+
+var idleBufs = sync.Pool{New: func() any { b := make([]byte, idleReadSize); return &b }}
+
 // bigLine is the size from which a data line's own buffer becomes the
 // event's data instead of being copied.
 const bigLine = 64 << 10
 
 func newEventReader(body io.Reader, maxEvent int) *eventReader {
 	return &eventReader{r: body, buf: readBufs.Get().(*[]byte), max: maxEvent}
+}
+
+// newIdleEventReader is newEventReader for a stream that may sit for a
+// long time between events.
+func newIdleEventReader(body io.Reader, maxEvent int) *eventReader {
+	return &eventReader{r: body, max: maxEvent, idle: true}
+}
+
+// fill reads the next bytes into the read buffer. A long-lived stream
+// between events gives the buffer back and waits with a small one: the
+// standalone GET stream of every idle session held 16 KiB for nothing
+// (16 MiB for a thousand sessions).
+func (er *eventReader) fill() (int, error) {
+	if !er.idle || er.size > 0 || len(er.line) > 0 || er.blocks.Len() > 0 {
+		if er.buf == nil {
+			er.buf = readBufs.Get().(*[]byte)
+		}
+		return er.r.Read(*er.buf)
+	}
+	if er.buf != nil {
+		readBufs.Put(er.buf)
+		er.buf = nil
+	}
+	small := idleBufs.Get().(*[]byte)
+	n, err := er.r.Read(*small)
+	er.buf = readBufs.Get().(*[]byte)
+	copy(*er.buf, (*small)[:n])
+	idleBufs.Put(small)
+	return n, err
 }
 
 // release gives the read buffer back; er must not be used after.
@@ -86,7 +123,7 @@ func (er *eventReader) Next() (event, error) {
 			if er.err != nil {
 				return event{}, er.endErr()
 			}
-			n, err := er.r.Read(*er.buf)
+			n, err := er.fill()
 			er.pos, er.end, er.err = 0, n, err
 			if n == 0 && err == nil {
 				er.err = io.ErrNoProgress
