@@ -6,7 +6,10 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -84,5 +87,43 @@ func TestIdleGETStreamsHoldNoReadBuffers(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("not every session got its notification")
 		}
+	}
+}
+
+// TestGETStreamOpensBesideInitialized pins the handshake's GET stream
+// opening beside notifications/initialized rather than after its answer:
+// the handshake waited for the two in turn, a third of its time on
+// loopback. This server answers notifications/initialized only once the
+// GET stream has arrived (or 2 s have passed, which fails the test).
+func TestGETStreamOpensBesideInitialized(t *testing.T) {
+	srv := newLegacyServer()
+	got := make(chan struct{})
+	var once sync.Once
+	srv.onGet = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		once.Do(func() { close(got) })
+		<-r.Context().Done()
+	}
+	var waited atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, msg := peek(r)
+			r.Body = body
+			if msg != nil && msg.Method == mcp.NotificationInitialized {
+				select {
+				case <-got:
+				case <-time.After(2 * time.Second): // a bound, not a synchronisation
+					waited.Store(true)
+				}
+			}
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	connect(t, testContext(t), hs.URL, nil)
+	if waited.Load() {
+		t.Fatal("the GET stream came only after notifications/initialized was answered")
 	}
 }
