@@ -183,7 +183,13 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			// request: net/http retries that only for idempotent
 			// methods. The request died with the connection before any
 			// answer, which on a kept-alive connection almost always means
-			// the server never read it: send it once more.
+			// the server never read it: send it once more. The Conn's own
+			// pool is emptied first: a server that closed one of its
+			// connections has most likely closed them all (it restarted),
+			// and the retry would take the next dead one.
+			if c.own != nil {
+				c.own.CloseIdleConnections()
+			}
 			staleRetried = true
 			attempt--
 			continue
