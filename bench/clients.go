@@ -147,10 +147,10 @@ type kind struct {
 	start starter
 }
 
-// Bins are the server binaries the harness runs: servers/gosdk and
-// servers/bridge.
+// Bins are the server binaries the harness runs: servers/gosdk,
+// servers/bridge and servers/tiny.
 type Bins struct {
-	GoSDK, Bridge string
+	GoSDK, Bridge, Tiny string
 }
 
 // Transport is one way of reaching the server, with the clients that speak

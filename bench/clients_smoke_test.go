@@ -88,3 +88,29 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestSessions runs the sessions suite with two points of a few sessions
+// over stdio and HTTP for every client, and checks that it reports each
+// figure and leaves nothing behind (TestMain's goleak).
+func TestSessions(t *testing.T) {
+	bins := testBins(t)
+	cfg := Config{Sessions: []int{1, 3}, SessionIdle: 10 * time.Millisecond}
+	for _, tn := range SessionTransports {
+		tr := TransportByName(tn)
+		for _, k := range tr.kinds {
+			t.Run(tn+"/"+k.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				r, err := Run(ctx, "sessions", tn, k.name, bins, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, key := range []string{"sessions.1.heap_kb", "sessions.3.goroutines", "sessions.3.rss_kb", "sessions.3.connect_ms", "sessions.3.stack_kb"} {
+					if _, ok := r.Values[key]; !ok {
+						t.Errorf("no %s", key)
+					}
+				}
+			})
+		}
+	}
+}

@@ -28,12 +28,16 @@ type Config struct {
 	Big16Calls int // calls returning 16 MiB, of each payload kind
 	Tools      int // extra tools the ListTools server offers
 	ListCalls  int // ListTools calls
+
+	Sessions    []int         // the sessions suite's points (SessionCounts)
+	SessionIdle time.Duration // how long they sit idle before they are measured
 }
 
 // DefaultConfig is what `make bench-peers` runs.
 var DefaultConfig = Config{
 	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4500,
 	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
+	Sessions: SessionCounts, SessionIdle: SessionIdle,
 }
 
 // bigCalls is how many calls of n bytes the big suite measures.
@@ -51,7 +55,7 @@ const ConcCallers = 16
 // Suites are the groups of figures a worker process measures. "side" runs
 // every client of a transport in one process, taking turns (runSide);
 // the others run one client per process, so that each has its own RSS.
-var Suites = []string{"side", "calls", "big", "tools"}
+var Suites = []string{"side", "calls", "big", "tools", "sessions"}
 
 // SideClient is the client name a "side" worker is run with: it measures
 // them all.
@@ -63,6 +67,10 @@ const (
 	sideBlock     = 50
 	sideConcBlock = 300
 )
+
+// sideHandshakes is how many handshakes each client makes in the side
+// suite, in turns.
+const sideHandshakes = 20
 
 // Result is what one worker measured: figures by key, and the keys it
 // could not measure with why.
@@ -99,6 +107,14 @@ func Run(ctx context.Context, suite, transportName, clientName string, bins Bins
 	k, ok := t.kind(clientName)
 	if !ok {
 		return nil, fmt.Errorf("transport %s has no client %q", transportName, clientName)
+	}
+	if suite == "sessions" {
+		defer CloseIdleHTTP()
+		r := &Result{Values: map[string]float64{}}
+		if err := runSessions(ctx, r, t, k, bins, cfg); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	tools := 0
 	if suite == "tools" {
@@ -146,10 +162,15 @@ func connCounter(t *Transport, ep *Endpoint) func() (int64, error) {
 // calls, and Close after them.
 func runCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	// The handshake: start to a session ready for calls (for stdio, the
-	// server's spawn included). All but the last session are closed.
+	// server's spawn included; over HTTP, the TCP connection's dial). All
+	// but the last session are closed.
 	var c client
 	hs := make([]time.Duration, 0, cfg.Handshakes)
 	for i := range cfg.Handshakes {
+		// Each handshake as a program's first: no connection kept from the
+		// one before in a pool the clients share (http.DefaultClient's,
+		// which the floor and the peers use and tako's own Conn does not).
+		CloseIdleHTTP()
 		start := time.Now()
 		var err error
 		c, err = k.start(ctx, ep)
@@ -215,6 +236,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		c            client
 		conns        func() (int64, error)
 		lat, clat    []time.Duration
+		hs           []time.Duration
 		cpu, elapsed time.Duration
 		mallocs      uint64
 		bytes        uint64
@@ -247,6 +269,24 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		for range cfg.Warmup {
 			if err := s.c.echo(ctx); err != nil {
 				return fmt.Errorf("%s: %w", k.name, err)
+			}
+		}
+	}
+	// Handshakes in turns too, each as a program's first (no pooled
+	// connection from the one before), and each session closed after:
+	// the calls suite's handshake rows come from processes a minute apart,
+	// and moved by a third from run to run.
+	for range sideHandshakes {
+		for i, k := range t.kinds {
+			CloseIdleHTTP()
+			start := time.Now()
+			c, err := k.start(ctx, all[i].ep)
+			if err != nil {
+				return fmt.Errorf("%s: handshake: %w", k.name, err)
+			}
+			all[i].hs = append(all[i].hs, time.Since(start))
+			if err := c.Close(); err != nil {
+				return fmt.Errorf("%s: close after the handshake: %w", k.name, err)
 			}
 		}
 	}
@@ -305,6 +345,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 	for _, s := range all {
 		n := float64(len(s.lat))
 		set := func(key string, v float64) { r.set(s.name+"."+key, v) }
+		set("handshake_ms", ms(median(s.hs)))
 		set("seq_median_us", us(median(s.lat)))
 		set("seq_p99_us", us(percentile(s.lat, 0.99)))
 		set("cpu_us", us(s.cpu)/n)

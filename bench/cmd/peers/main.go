@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,9 +41,11 @@ func main() {
 	worker := flag.String("worker", "", "internal: measure SUITE/TRANSPORT/CLIENT in this process and print the result as JSON")
 	reps := flag.Int("reps", 3, "runs of each client")
 	sideReps := flag.Int("side-reps", 7, "runs of the side suite (the per-call figures, whose ratios are the closest to the goals)")
+	scaleReps := flag.Int("scale-reps", 1, "runs of the suites that measure cost as the work grows (sessions, scale), which take the longest and whose points are far apart")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
 	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
-	tunedSuites := flag.String("tuned-suites", "side,calls", "suites measured on http-tuned, the second table (a shared tuned client changes how calls use connections, not how a large result is read)")
+	tunedSuites := flag.String("tuned-suites", "side,calls,sessions", "suites measured on http-tuned, the second table and the sessions rows (a shared tuned client changes how calls and sessions use connections, not how a large result is read)")
+	sessions := flag.String("sessions", "", "the sessions suite's points, e.g. 1,10,100 (default "+fmt.Sprint(bench.SessionCounts)+")")
 	quick := flag.Bool("quick", false, "a tenth of the calls: check the harness, not the figures")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound on one worker")
 	flag.Parse()
@@ -50,7 +53,20 @@ func main() {
 	cfg := bench.DefaultConfig
 	if *quick {
 		cfg = bench.Config{Handshakes: 2, Warmup: 20, SeqCalls: 200, ConcCalls: 400,
-			Big1Calls: 2, Big16Calls: 1, Tools: 2000, ListCalls: 1}
+			Big1Calls: 2, Big16Calls: 1, Tools: 2000, ListCalls: 1, Sessions: []int{1, 10}, SessionIdle: time.Second}
+		bench.SessionCounts = cfg.Sessions
+	}
+	if *sessions != "" {
+		cfg.Sessions = nil
+		for _, f := range strings.Split(*sessions, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				fmt.Fprintln(os.Stderr, "peers: -sessions: want counts like 1,10,100")
+				os.Exit(2)
+			}
+			cfg.Sessions = append(cfg.Sessions, n)
+		}
+		bench.SessionCounts = cfg.Sessions
 	}
 	if *binsDir == "" {
 		fmt.Fprintln(os.Stderr, "peers: -bins is required")
@@ -60,7 +76,7 @@ func main() {
 	if abs, err := filepath.Abs(*binsDir); err == nil {
 		*binsDir = abs
 	}
-	bins := bench.Bins{GoSDK: filepath.Join(*binsDir, "gosdk"), Bridge: filepath.Join(*binsDir, "bridge")}
+	bins := bench.Bins{GoSDK: filepath.Join(*binsDir, "gosdk"), Bridge: filepath.Join(*binsDir, "bridge"), Tiny: filepath.Join(*binsDir, "tiny")}
 
 	if *worker != "" {
 		parts := strings.Split(*worker, "/")
@@ -86,9 +102,18 @@ func main() {
 	}
 	began := time.Now()
 	all := results{}
-	for rep := range max(*reps, *sideReps) {
+	repsOf := func(suite string) int {
+		switch suite {
+		case "side":
+			return *sideReps
+		case "sessions", "scale":
+			return *scaleReps
+		}
+		return *reps
+	}
+	for rep := range max(*reps, *sideReps, *scaleReps) {
 		for _, suite := range strings.Split(*suites, ",") {
-			if suite == "side" && rep >= *sideReps || suite != "side" && rep >= *reps {
+			if rep >= repsOf(suite) {
 				continue
 			}
 			for _, tn := range strings.Split(*transports, ",") {
@@ -100,6 +125,9 @@ func main() {
 				if tn == "http-tuned" && !slices.Contains(strings.Split(*tunedSuites, ","), suite) {
 					continue
 				}
+				if suite == "sessions" && !slices.Contains(bench.SessionTransports, tn) {
+					continue
+				}
 				names := t.Clients()
 				if suite == "side" {
 					names = []string{bench.SideClient}
@@ -108,6 +136,9 @@ func main() {
 					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
 					if *quick {
 						args = append(args, "-quick")
+					}
+					if *sessions != "" {
+						args = append(args, "-sessions", *sessions)
 					}
 					start := time.Now()
 					res, err := runWorker(self, args, *timeout+30*time.Second)
@@ -123,9 +154,9 @@ func main() {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client (%d of the side suite), interleaved; took %s.\n\n",
+	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client (%d of the side suite, %d of the sessions and scale suites), interleaved; took %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04"), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		strings.Join(strings.Fields(string(load))[:3], " "), *reps, *sideReps, time.Since(began).Round(time.Second))
+		strings.Join(strings.Fields(string(load))[:3], " "), *reps, *sideReps, *scaleReps, time.Since(began).Round(time.Second))
 	all.print(os.Stdout, strings.Split(*transports, ","))
 }
 
@@ -247,7 +278,7 @@ type row struct {
 }
 
 var callRows = []row{
-	{suite: "calls", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
+	{suite: "side", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
 	{suite: "side", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
 	{suite: "side", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
 	{suite: "side", key: "cpu_us", label: "client CPU per call", unit: "µs"},
@@ -285,8 +316,27 @@ var toolRows = []row{
 	{suite: "tools", key: "list_heap_mib", label: "ListTools, 2,002 tools, heap allocated", unit: "MiB"},
 }
 
-// rows are every row of the tables, in order.
+// rows are every row of the main tables, in order.
 var rows = slices.Concat(callRows, bigRows(), toolRows)
+
+// scaleRows are the rows of the table of cost as the work grows.
+func scaleRows() []row {
+	var rs []row
+	for _, n := range bench.SessionCounts {
+		pre := fmt.Sprintf("%s idle sessions", commas(int64(n)))
+		if n == 1 {
+			pre = "1 idle session"
+		}
+		k := fmt.Sprintf("sessions.%d.", n)
+		rs = append(rs,
+			row{suite: "sessions", key: k + "heap_kb", label: pre + ": heap per session", unit: "KB"},
+			row{suite: "sessions", key: k + "stack_kb", label: pre + ": goroutine stacks per session", unit: "KB"},
+			row{suite: "sessions", key: k + "goroutines", label: pre + ": goroutines per session", unit: ""},
+			row{suite: "sessions", key: k + "rss_kb", label: pre + ": RSS per session", unit: "KB"},
+			row{suite: "sessions", key: k + "connect_ms", label: pre + ": time to connect them, one after another", unit: "ms"})
+	}
+	return rs
+}
 
 var clients = []string{"floor", "tako", "gosdk", "mcpgo"}
 
@@ -311,6 +361,12 @@ func (r results) print(w io.Writer, transports []string) {
 		fmt.Fprintln(w, "Each client with its own defaults:")
 		fmt.Fprintln(w)
 		notes = r.table(w, main, notes)
+	}
+	if r["sessions"] != nil || r["scale"] != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Cost as the work grows:")
+		fmt.Fprintln(w)
+		notes = r.tableOf(w, append(slices.Clone(main), tuned...), scaleRows(), notes)
 	}
 	if len(tuned) > 0 {
 		fmt.Fprintln(w)
@@ -338,6 +394,10 @@ func (r results) measured(t string) bool {
 }
 
 func (r results) table(w io.Writer, transports []string, notes []string) []string {
+	return r.tableOf(w, transports, rows, notes)
+}
+
+func (r results) tableOf(w io.Writer, transports []string, rows []row, notes []string) []string {
 	fmt.Fprintln(w, "| figure | floor | tako | go-sdk v1.8.0 | mcp-go v1.2.1 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	for _, t := range transports {
