@@ -61,12 +61,15 @@ func TestClients(t *testing.T) {
 // workers do, and checks that it reports its figures.
 func TestRun(t *testing.T) {
 	bins := testBins(t)
-	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1}
+	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1,
+		Sessions: []int{1, 2}, SessionIdle: time.Millisecond, SizePoints: []int{1 << 10, 64 << 10}, ToolPoints: []int{10}}
 	want := map[string][]string{
-		"side":  {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
-		"calls": {"handshake_ms", "close_ms", "rss_mib"},
-		"big":   {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib", "rss_idle_mib", "rss_exit_mib"},
-		"tools": {"list_ms", "list_heap_mib"},
+		"side":     {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
+		"calls":    {"handshake_ms", "close_ms", "rss_mib"},
+		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib", "rss_idle_mib", "rss_exit_mib"},
+		"tools":    {"list_ms", "list_heap_mib"},
+		"sessions": {"sessions.2.heap_kb", "sessions.2.goroutines", "sessions.2.connect_ms"},
+		"scale":    {"size.1024_ms", "size.65536_heap_mib", "tools.10.list_ms", "tools.10.list_heap_mib"},
 	}
 	for _, suite := range Suites {
 		t.Run(suite, func(t *testing.T) {
@@ -111,6 +114,24 @@ func TestSessions(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestScaleRegistry runs the registry's and the agent's points of the
+// scale suite (tako over stdio) with a few tools.
+func TestScaleRegistry(t *testing.T) {
+	bins := testBins(t)
+	cfg := Config{SizePoints: []int{1 << 10}, ToolPoints: []int{10}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Run(ctx, "scale", "stdio", "tako", bins, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"registry.10.dispatch_us", "registry.10.turn_us", "registry.10.turn_anthropic_us", "registry.10.turn_anthropic_bytes"} {
+		if _, ok := r.Values[key]; !ok {
+			t.Errorf("no %s", key)
 		}
 	}
 }

@@ -31,6 +31,9 @@ type Config struct {
 
 	Sessions    []int         // the sessions suite's points (SessionCounts)
 	SessionIdle time.Duration // how long they sit idle before they are measured
+
+	SizePoints []int // the scale suite's result sizes (SizePoints)
+	ToolPoints []int // the scale suite's tool counts (ToolPoints)
 }
 
 // DefaultConfig is what `make bench-peers` runs.
@@ -38,6 +41,7 @@ var DefaultConfig = Config{
 	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4500,
 	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
 	Sessions: SessionCounts, SessionIdle: SessionIdle,
+	SizePoints: SizePoints, ToolPoints: ToolPoints,
 }
 
 // bigCalls is how many calls of n bytes the big suite measures.
@@ -55,7 +59,7 @@ const ConcCallers = 16
 // Suites are the groups of figures a worker process measures. "side" runs
 // every client of a transport in one process, taking turns (runSide);
 // the others run one client per process, so that each has its own RSS.
-var Suites = []string{"side", "calls", "big", "tools", "sessions"}
+var Suites = []string{"side", "calls", "big", "tools", "sessions", "scale"}
 
 // SideClient is the client name a "side" worker is run with: it measures
 // them all.
@@ -108,10 +112,14 @@ func Run(ctx context.Context, suite, transportName, clientName string, bins Bins
 	if !ok {
 		return nil, fmt.Errorf("transport %s has no client %q", transportName, clientName)
 	}
-	if suite == "sessions" {
+	if suite == "sessions" || suite == "scale" {
 		defer CloseIdleHTTP()
 		r := &Result{Values: map[string]float64{}}
-		if err := runSessions(ctx, r, t, k, bins, cfg); err != nil {
+		run := runSessions
+		if suite == "scale" {
+			run = runScale
+		}
+		if err := run(ctx, r, t, k, bins, cfg); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -432,7 +440,7 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 	}
 	for _, kind := range payload.Kinds {
 		for _, size := range bigSizes {
-			if c, err = bigCalls(ctx, r, k, ep, c, kind, size.key, size.bytes, cfg.bigCalls(size.bytes)); err != nil {
+			if c, err = bigCalls(ctx, r, k, ep, c, kind, kind+"."+size.key, size.bytes, cfg.bigCalls(size.bytes)); err != nil {
 				return err
 			}
 		}
@@ -450,7 +458,6 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 // calls of them measured, and sets key's time and heap. A client that
 // fails is started again and returned.
 func bigCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, c client, kind, key string, n, calls int) (client, error) {
-	key = kind + "." + key
 	times := make([]time.Duration, 0, calls)
 	heap := make([]time.Duration, 0, calls) // bytes, sorted as durations
 	// One call of the size first, outside the figures: a client's first

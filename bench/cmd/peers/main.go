@@ -53,7 +53,9 @@ func main() {
 	cfg := bench.DefaultConfig
 	if *quick {
 		cfg = bench.Config{Handshakes: 2, Warmup: 20, SeqCalls: 200, ConcCalls: 400,
-			Big1Calls: 2, Big16Calls: 1, Tools: 2000, ListCalls: 1, Sessions: []int{1, 10}, SessionIdle: time.Second}
+			Big1Calls: 2, Big16Calls: 1, Tools: 2000, ListCalls: 1, Sessions: []int{1, 10}, SessionIdle: time.Second,
+			SizePoints: []int{1 << 10, 1 << 20}, ToolPoints: []int{100}}
+		bench.SizePoints, bench.ToolPoints = cfg.SizePoints, cfg.ToolPoints
 		bench.SessionCounts = cfg.Sessions
 	}
 	if *sessions != "" {
@@ -125,7 +127,8 @@ func main() {
 				if tn == "http-tuned" && !slices.Contains(strings.Split(*tunedSuites, ","), suite) {
 					continue
 				}
-				if suite == "sessions" && !slices.Contains(bench.SessionTransports, tn) {
+				if suite == "sessions" && !slices.Contains(bench.SessionTransports, tn) ||
+					suite == "scale" && !slices.Contains(bench.ScaleTransports, tn) {
 					continue
 				}
 				names := t.Clients()
@@ -275,6 +278,8 @@ type row struct {
 	// noRatio: the figure is not compared with the floor's (a count of
 	// connections, where the floor's own may be zero).
 	noRatio bool
+	// mul scales the figure for its unit (1024: MiB shown in KiB); 0 is 1.
+	mul float64
 }
 
 var callRows = []row{
@@ -335,7 +340,42 @@ func scaleRows() []row {
 			row{suite: "sessions", key: k + "rss_kb", label: pre + ": RSS per session", unit: "KB"},
 			row{suite: "sessions", key: k + "connect_ms", label: pre + ": time to connect them, one after another", unit: "ms"})
 	}
+	for _, n := range bench.SizePoints {
+		k := fmt.Sprintf("size.%d_", n)
+		heap := row{suite: "scale", key: k + "heap_mib", label: sizeLabel(n) + " log text result, heap allocated", unit: "MiB"}
+		if n < 1<<20 {
+			heap.unit, heap.mul = "KiB", 1024
+		}
+		rs = append(rs,
+			row{suite: "scale", key: k + "ms", label: sizeLabel(n) + " log text result, time", unit: "ms"}, heap)
+	}
+	for _, n := range bench.ToolPoints {
+		k := fmt.Sprintf("tools.%d.", n)
+		pre := commas(int64(n)) + " tools"
+		rs = append(rs,
+			row{suite: "scale", key: k + "list_ms", label: "ListTools of " + pre + " (~2 KB schemas), time", unit: "ms"},
+			row{suite: "scale", key: k + "list_heap_mib", label: "ListTools of " + pre + ", heap allocated", unit: "MiB"})
+	}
+	for _, n := range bench.ToolPoints {
+		k := fmt.Sprintf("registry.%d.", n)
+		pre := commas(int64(n)) + " local tools"
+		rs = append(rs,
+			row{suite: "scale", key: k + "dispatch_us", label: pre + ": registry Dispatch of one call (arguments validated)", unit: "µs"},
+			row{suite: "scale", key: k + "dispatch_bytes", label: pre + ": registry Dispatch, bytes allocated", unit: "B"},
+			row{suite: "scale", key: k + "turn_us", label: pre + ": one agent turn, the model answering at once", unit: "µs"},
+			row{suite: "scale", key: k + "turn_bytes", label: pre + ": one agent turn, bytes allocated", unit: "B"},
+			row{suite: "scale", key: k + "turn_anthropic_us", label: pre + ": one agent turn through the Anthropic provider and a local server", unit: "µs"},
+			row{suite: "scale", key: k + "turn_anthropic_bytes", label: pre + ": that turn, bytes allocated", unit: "B"})
+	}
 	return rs
+}
+
+// sizeLabel is n bytes as "16 KiB" or "4 MiB".
+func sizeLabel(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 var clients = []string{"floor", "tako", "gosdk", "mcpgo"}
@@ -410,12 +450,21 @@ func (r results) tableOf(w io.Writer, transports []string, rows []row, notes []s
 			}
 			cells := []string{transportLabels[t] + ": " + rw.label}
 			floor, floorOK, _ := r.cell(rw.suite, t, "floor", rw.key)
+			if rw.mul != 0 {
+				floor *= rw.mul
+			}
 			for _, c := range clients {
 				if r[rw.suite][t][c] == nil {
 					cells = append(cells, "—")
 					continue
 				}
 				v, ok, why := r.cell(rw.suite, t, c, rw.key)
+				if !ok && why == "" {
+					// Measured for other clients only (the registry's
+					// and the agent's rows are tako's).
+					cells = append(cells, "—")
+					continue
+				}
 				if !ok {
 					// One note for each client's reason: a client that
 					// fails every large result fails them for one reason.
@@ -427,6 +476,9 @@ func (r results) tableOf(w io.Writer, transports []string, rows []row, notes []s
 					}
 					cells = append(cells, fmt.Sprintf("fails [%d]", n+1))
 					continue
+				}
+				if rw.mul != 0 {
+					v *= rw.mul
 				}
 				s := format(v, rw.unit)
 				if c != "floor" && floorOK && floor > 0 && !rw.noRatio {
