@@ -43,7 +43,7 @@ func main() {
 	sideReps := flag.Int("side-reps", 7, "runs of the side suite (the per-call figures, whose ratios are the closest to the goals)")
 	scaleReps := flag.Int("scale-reps", 1, "runs of the suites that measure cost as the work grows (sessions, scale), which take the longest and whose points are far apart")
 	transports := flag.String("transports", "stdio,http,ws,grpc,http-tuned", "transports to measure")
-	suites := flag.String("suites", strings.Join(bench.Suites, ","), "suites to measure")
+	suites := flag.String("suites", strings.Join(append(slices.Clone(bench.Suites), "sse"), ","), "suites to measure (sse: the SSE readers, in this process)")
 	tunedSuites := flag.String("tuned-suites", "side,calls,sessions", "suites measured on http-tuned, the second table and the sessions rows (a shared tuned client changes how calls and sessions use connections, not how a large result is read)")
 	sessions := flag.String("sessions", "", "the sessions suite's points, e.g. 1,10,100 (default "+fmt.Sprint(bench.SessionCounts)+")")
 	quick := flag.Bool("quick", false, "a tenth of the calls: check the harness, not the figures")
@@ -115,8 +115,8 @@ func main() {
 	}
 	for rep := range max(*reps, *sideReps, *scaleReps) {
 		for _, suite := range strings.Split(*suites, ",") {
-			if rep >= repsOf(suite) {
-				continue
+			if rep >= repsOf(suite) || suite == "sse" {
+				continue // sse runs in this process, after the workers
 			}
 			for _, tn := range strings.Split(*transports, ",") {
 				t := bench.TransportByName(tn)
@@ -156,11 +156,65 @@ func main() {
 			}
 		}
 	}
+	var sseTable bytes.Buffer
+	if slices.Contains(strings.Split(*suites, ","), "sse") {
+		start := time.Now()
+		if err := printSSE(&sseTable); err != nil {
+			fmt.Fprintln(os.Stderr, "peers: sse:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "sse %6.1fs\n", time.Since(start).Seconds())
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("Run %s UTC, %s, %s/%s, %d cores, load average at the end %s; %d runs of each client (%d of the side suite, %d of the sessions and scale suites), interleaved; took %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04"), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
 		strings.Join(strings.Fields(string(load))[:3], " "), *reps, *sideReps, *scaleReps, time.Since(began).Round(time.Second))
 	all.print(os.Stdout, strings.Split(*transports, ","))
+	os.Stdout.Write(sseTable.Bytes())
+}
+
+// printSSE runs the same SSE streams through tako's reader and
+// r3labs/sse's, in turns, and prints the table.
+func printSSE(w io.Writer) error {
+	cases, err := bench.SSECases()
+	if err != nil {
+		return err
+	}
+	tako, r3, err := bench.CompareSSE(cases)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The SSE reader: the same streams, handed out 64 KiB a read, through tako's (internal/sse) and github.com/r3labs/sse/v2's EventStreamReader (which only splits the stream into events), in turns in one process:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| stream | tako: time | r3labs/sse: time | tako: heap | r3labs/sse: heap |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for i, c := range cases {
+		fmt.Fprintf(w, "| %s (%s) | %s | %s (%s×) | %s | %s |\n", c.Name, bytesLabel(len(c.Stream)),
+			durLabel(tako[i].Time), durLabel(r3[i].Time), ratio(float64(r3[i].Time)/float64(tako[i].Time)),
+			bytesLabel(int(tako[i].Heap)), bytesLabel(int(r3[i].Heap)))
+	}
+	return nil
+}
+
+func durLabel(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return format(float64(d)/float64(time.Millisecond), "ms")
+	}
+	return format(float64(d)/float64(time.Microsecond), "µs")
+}
+
+func bytesLabel(n int) string {
+	switch {
+	case n >= 1<<20:
+		return format(float64(n)/(1<<20), "MiB")
+	case n >= 1<<10:
+		return format(float64(n)/(1<<10), "KiB")
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func runWorker(self string, args []string, timeout time.Duration) (*bench.Result, error) {
