@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tako-mcp/tako/bench/internal/floor"
 )
 
 // floorHTTPClient is the floor over Streamable HTTP: plain POSTs on one
@@ -48,9 +50,9 @@ func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (*floorHTT
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	hdr, err := floorPost(ctx, c, "initialize", floorInitializeParams{
+	hdr, err := floorPost(ctx, c, "initialize", floor.InitializeParams{
 		ProtocolVersion: protocolVersion,
-		ClientInfo:      floorImplementation{Name: "bench-floor", Version: "1.0.0"},
+		ClientInfo:      floor.Implementation{Name: "bench-floor", Version: "1.0.0"},
 	}, &init)
 	if err == nil && init.ProtocolVersion != protocolVersion {
 		err = fmt.Errorf("server answered protocol %q, want %q", init.ProtocolVersion, protocolVersion)
@@ -61,7 +63,7 @@ func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (*floorHTT
 		}
 	}
 	if err == nil {
-		err = c.notify(ctx, floorNotification{JSONRPC: "2.0", Method: "notifications/initialized"})
+		err = c.notify(ctx, floor.Notification{JSONRPC: "2.0", Method: "notifications/initialized"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("floor: initialize: %w", err)
@@ -87,7 +89,7 @@ func (c *floorHTTPClient) newRequest(ctx context.Context, body []byte) (*http.Re
 // floorPost sends one request and decodes its JSON answer's result into
 // result; it returns the answer's headers.
 func floorPost[P, R any](ctx context.Context, c *floorHTTPClient, method string, params P, result *R) (http.Header, error) {
-	body, err := json.Marshal(floorRequest[P]{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
+	body, err := json.Marshal(floor.Request[P]{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func readSSEResponse[R any](body io.Reader, msg *floorHTTPResponse[R]) error {
 }
 
 // notify POSTs a notification, which the server answers with 202 Accepted.
-func (c *floorHTTPClient) notify(ctx context.Context, n floorNotification) error {
+func (c *floorHTTPClient) notify(ctx context.Context, n floor.Notification) error {
 	body, err := json.Marshal(n)
 	if err != nil {
 		return err
@@ -211,12 +213,12 @@ func (c *floorHTTPClient) notify(ctx context.Context, n floorNotification) error
 }
 
 // floorHTTPCallTool calls a tool whose result is one block and returns it.
-func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (floorBlock, error) {
-	var res floorCallResult
-	if _, err := floorPost(ctx, c, "tools/call", floorCallParams[A]{Name: name, Arguments: args}, &res); err != nil {
-		return floorBlock{}, err
+func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (floor.Block, error) {
+	var res floor.CallResult
+	if _, err := floorPost(ctx, c, "tools/call", floor.CallParams[A]{Name: name, Arguments: args}, &res); err != nil {
+		return floor.Block{}, err
 	}
-	return res.block(name)
+	return res.Block(name)
 }
 
 func (c *floorHTTPClient) echo(ctx context.Context) error {
@@ -228,10 +230,10 @@ func (c *floorHTTPClient) echo(ctx context.Context) error {
 }
 
 func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
-	var p floorListParams
+	var p floor.ListParams
 	n := 0
 	for {
-		var res floorListResult
+		var res floor.ListResult
 		if _, err := floorPost(ctx, c, "tools/list", p, &res); err != nil {
 			return n, err
 		}
