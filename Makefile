@@ -102,7 +102,7 @@ bench:
 # Every client in a process of its own, 3 interleaved runs; prints the
 # tables of bench/README.md (progress on stderr).
 bench-peers:
-	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge ./servers/tiny
+	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./cmd/footprint-floor ./cmd/footprint-tako ./cmd/footprint-gosdk ./cmd/footprint-mcpgo ./servers/gosdk ./servers/bridge ./servers/tiny
 	./$(BIN)/bench/peers -bins $(BIN)/bench
 
 # The smoke test builds the peers' clients and the benchmark server and

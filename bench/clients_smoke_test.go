@@ -2,6 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -66,12 +70,15 @@ func TestRun(t *testing.T) {
 	want := map[string][]string{
 		"side":     {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
 		"calls":    {"handshake_ms", "close_ms", "rss_mib"},
-		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib", "rss_idle_mib", "rss_exit_mib"},
+		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib"},
 		"tools":    {"list_ms", "list_heap_mib"},
 		"sessions": {"sessions.2.heap_kb", "sessions.2.goroutines", "sessions.2.connect_ms"},
 		"scale":    {"size.1024_ms", "size.65536_heap_mib", "tools.10.list_ms", "tools.10.list_heap_mib"},
 	}
 	for _, suite := range Suites {
+		if suite == "footprint" {
+			continue // binaries of their own: TestFootprint
+		}
 		t.Run(suite, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -132,6 +139,36 @@ func TestScaleRegistry(t *testing.T) {
 	for _, key := range []string{"registry.10.dispatch_us", "registry.10.turn_us", "registry.10.turn_anthropic_us", "registry.10.turn_anthropic_bytes"} {
 		if _, ok := r.Values[key]; !ok {
 			t.Errorf("no %s", key)
+		}
+	}
+}
+
+// TestFootprint builds each client's footprint binary and runs tako's and
+// the floor's against the server: each prints its figures.
+func TestFootprint(t *testing.T) {
+	bins := testBins(t)
+	dir := t.TempDir()
+	var pkgs []string
+	for _, c := range []string{"floor", "tako", "gosdk", "mcpgo"} {
+		pkgs = append(pkgs, "./cmd/footprint-"+c)
+	}
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, c := range []string{"floor", "tako"} {
+		out, err := exec.Command(filepath.Join(dir, "footprint-"+c), "-server", bins.GoSDK).Output()
+		if err != nil {
+			t.Fatalf("footprint-%s: %v", c, err)
+		}
+		var r Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("footprint-%s printed %q: %v", c, out, err)
+		}
+		for _, k := range []string{"rss_idle_mib", "rss_peak_mib", "rss_exit_mib"} {
+			if r.Values[k] <= 0 {
+				t.Errorf("footprint-%s: no %s (%v)", c, k, r.Fails)
+			}
 		}
 	}
 }

@@ -59,7 +59,8 @@ const ConcCallers = 16
 // Suites are the groups of figures a worker process measures. "side" runs
 // every client of a transport in one process, taking turns (runSide);
 // the others run one client per process, so that each has its own RSS.
-var Suites = []string{"side", "calls", "big", "tools", "sessions", "scale"}
+// footprint runs the cmd/footprint-* binaries, one per client, over stdio.
+var Suites = []string{"side", "calls", "big", "footprint", "tools", "sessions", "scale"}
 
 // SideClient is the client name a "side" worker is run with: it measures
 // them all.
@@ -418,23 +419,16 @@ var bigSizes = []struct {
 	bytes int
 }{{"big1", 1 << 20}, {"big16", 16 << 20}}
 
-// settle is how long runBig lets the runtime return memory before it reads
-// the RSS left: Go's background scavenger hands freed pages back to the
-// system at its own pace (about 1 % of the CPU), for every client alike.
-const settle = time.Second
-
 // runBig measures large results of every payload kind (bench/internal/payload)
-// and size, and the process's memory before and after them. Keys are the
-// kind's and the size's ("json.big16_heap_mib").
+// and size, and the process's peak RSS (in a process that holds every
+// client's code: the footprint suite measures a client alone). Keys are
+// the kind's and the size's ("json.big16_heap_mib").
 func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	c, err := k.start(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	defer func() { c.Close() }()
-	// A connected session before any large result: what a client costs
-	// to hold, its code and its init included.
-	r.set("rss_idle_mib", float64(maxRSS())/1024)
 	if _, err := c.big(ctx, payload.Text, 1024); err != nil {
 		return err
 	}
@@ -445,12 +439,6 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 			}
 		}
 	}
-	// What the client gives back once the results are dropped: buffers it
-	// keeps (pools, a grown read buffer) stay resident; the rest the
-	// runtime returns.
-	runtime.GC()
-	time.Sleep(settle)
-	r.set("rss_exit_mib", float64(currentRSS())/(1<<20))
 	return nil
 }
 

@@ -131,12 +131,21 @@ func main() {
 					suite == "scale" && !slices.Contains(bench.ScaleTransports, tn) {
 					continue
 				}
+				if suite == "footprint" && tn != "stdio" {
+					continue
+				}
 				names := t.Clients()
 				if suite == "side" {
 					names = []string{bench.SideClient}
 				}
 				for _, cn := range names {
+					exe := self
 					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
+					if suite == "footprint" {
+						// A binary of the client's own (cmd/footprint-*).
+						exe = filepath.Join(*binsDir, "footprint-"+cn)
+						args = []string{"-server", bins.GoSDK}
+					}
 					if *quick {
 						args = append(args, "-quick")
 					}
@@ -144,7 +153,7 @@ func main() {
 						args = append(args, "-sessions", *sessions)
 					}
 					start := time.Now()
-					res, err := runWorker(self, args, *timeout+30*time.Second)
+					res, err := runWorker(exe, args, *timeout+30*time.Second)
 					fmt.Fprintf(os.Stderr, "rep %d %-5s %-10s %-5s %6.1fs", rep+1, suite, tn, cn, time.Since(start).Seconds())
 					if err != nil {
 						fmt.Fprintf(os.Stderr, "  fails: %v", err)
@@ -349,7 +358,7 @@ var callRows = []row{
 	{suite: "side", key: "seq_conns", label: "TCP connections opened, 2,000 sequential calls", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "side", key: "conc_conns", label: "TCP connections opened, 4,500 calls at 16 callers", only: []string{"http", "http-tuned"}, noRatio: true},
 	{suite: "calls", key: "rss_mib", label: "peak RSS, echo session", unit: "MiB"},
-	{suite: "big", key: "rss_idle_mib", label: "peak RSS, connected, before any large result", unit: "MiB"},
+	{suite: "footprint", key: "rss_idle_mib", label: "client alone in its binary: peak RSS, connected, before any large result", unit: "MiB", only: []string{"stdio"}},
 }
 
 // bigRows are the big suite's rows for each payload kind and size, then
@@ -366,8 +375,9 @@ func bigRows() []row {
 		}
 	}
 	return append(rs,
-		row{suite: "big", key: "rss_mib", label: "peak RSS, after the large results", unit: "MiB"},
-		row{suite: "big", key: "rss_exit_mib", label: "RSS at exit, 1 s after the large results and a GC", unit: "MiB"})
+		row{suite: "big", key: "rss_mib", label: "peak RSS, after the large results (every client's code in the process)", unit: "MiB"},
+		row{suite: "footprint", key: "rss_peak_mib", label: "client alone in its binary: peak RSS after 1 and 16 MiB results", unit: "MiB", only: []string{"stdio"}},
+		row{suite: "footprint", key: "rss_exit_mib", label: "client alone in its binary: RSS left after them, free pages returned", unit: "MiB", only: []string{"stdio"}})
 }
 
 var toolRows = []row{
