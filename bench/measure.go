@@ -555,11 +555,22 @@ func currentRSS() int64 {
 
 // maxRSS is this process's peak resident set in KiB.
 func maxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	// VmHWM, the peak of this process's own memory map. Not getrusage's
+	// ru_maxrss: Linux carries that across execve from the map the
+	// process was forked with, and os/exec forks from the harness (a
+	// vfork sharing its map), so every worker reported at least the
+	// harness's 17 MiB, whatever it held itself.
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		return 0
 	}
-	return ru.Maxrss
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 func median(d []time.Duration) time.Duration { return percentile(d, 0.5) }

@@ -8,7 +8,8 @@
 // process's peak RSS then ("connected, before any large result"); makes
 // three calls returning 1 MiB and two returning 16 MiB of log text, and
 // reports the peak RSS after them; drops them and reports the RSS left
-// once the runtime has handed every free page back (debug.FreeOSMemory,
+// after two collections (a pool's spares go with the second) once the
+// runtime has handed every free page back (debug.FreeOSMemory,
 // here in the harness: on its own the runtime returns them at its own
 // pace, a second or more for a hundred megabytes, alike for every client),
 // which is what the client keeps: its buffers, its pools. It prints a
@@ -22,10 +23,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -66,6 +67,10 @@ func Main(start func(ctx context.Context, server string) (Client, error)) {
 		fails["rss_peak_mib"], fails["rss_exit_mib"] = err.Error(), err.Error()
 	} else {
 		values["rss_peak_mib"] = float64(maxRSS()) / 1024
+		// Two collections: what a sync.Pool holds spare survives the
+		// first (in its victim cache) and goes with the second, which
+		// any program's next GC brings. Then every free page back.
+		runtime.GC()
 		debug.FreeOSMemory()
 		values["rss_exit_mib"] = float64(currentRSS()) / (1 << 20)
 	}
@@ -97,11 +102,22 @@ func fail(err error) {
 
 // maxRSS is the process's peak resident set in KiB.
 func maxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	// VmHWM, the peak of this process's own memory map. Not getrusage's
+	// ru_maxrss: Linux carries that across execve from the map the
+	// process was forked with, and os/exec forks from the harness (a
+	// vfork sharing its map), so every worker reported at least the
+	// harness's 17 MiB, whatever it held itself.
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		return 0
 	}
-	return ru.Maxrss
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 // currentRSS is the process's resident set now, in bytes.
