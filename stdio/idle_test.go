@@ -12,8 +12,8 @@ import (
 // TestIdleConnsHoldNoReadBuffers pins the fix for every stdio Conn holding
 // its 64 KiB read buffer, and a 64 KiB stack for the stderr goroutine
 // (whose 32 KiB read buffer lived on it), for as long as it lived: 20 idle
-// Conns held about 2.6 MiB between them. An idle Conn now waits for its
-// next message with a small buffer of its own.
+// Conns held about 2.6 MiB between them. Its read buffer is now 4 KiB
+// (longer lines are gathered in pooled blocks, as they were past 64 KiB).
 func TestIdleConnsHoldNoReadBuffers(t *testing.T) {
 	const n = 20
 	runtime.GC()

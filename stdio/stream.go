@@ -28,12 +28,15 @@ const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 
 const (
 	// readBufferSize is the bufio buffer for incoming lines. A line that
-	// fits is decoded from one copy; a longer one is accumulated.
-	readBufferSize = 64 << 10
-	// idleReadSize is the buffer a Conn waits for its next message with,
-	// once it has read everything: the bufio buffer goes back to a pool
-	// meanwhile (see readNext).
-	idleReadSize = 512
+	// fits is decoded from one copy; a longer one is gathered in pooled
+	// blocks and copied once into a slice of its size. Small, because a
+	// Conn holds it for its whole life, idle or not: at 64 KiB, a host's
+	// thousand idle stdio sessions held 64 MiB of read buffers. A pool
+	// that took it back while the Conn waited was tried and dropped: a
+	// goroutine that resumes on another P finds another P's pool empty,
+	// so a busy sequential session allocated a new buffer every few
+	// calls (3 KB a call in bench/'s side suite, from 0.6).
+	readBufferSize = 4 << 10
 	// keepWriteBuffer is the largest write buffer kept for reuse between
 	// messages; a bigger one (a huge tool argument) is dropped after use so
 	// that a Conn does not pin it for its whole life.
@@ -158,13 +161,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // than a mutex, so that waiting for one's turn honours the context). Each
 // message is encoded into a reused buffer and written with one Write call.
 type framer struct {
-	br      *bufio.Reader // nil while idle (readNext)
-	src     io.Reader
-	idle    primedReader
-	idleBuf [idleReadSize]byte
-	long    blocks.List // a line longer than br's buffer, being read (copied once, into a slice of its size, when it ends)
-	max     int
-	log     *slog.Logger
+	br   *bufio.Reader
+	long blocks.List // a line longer than br's buffer, being read (copied once, into a slice of its size, when it ends)
+	max  int
+	log  *slog.Logger
 
 	in       chan inbound // readLoop -> Read; closed when r has ended
 	readDone chan struct{}
@@ -223,7 +223,7 @@ func newFramer(r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *fram
 		logger = slog.New(slog.DiscardHandler)
 	}
 	f := &framer{
-		src:      r,
+		br:       bufio.NewReaderSize(r, readBufferSize),
 		max:      maxSize,
 		log:      logger,
 		in:       make(chan inbound),
@@ -354,55 +354,11 @@ func (f *framer) readLoop() {
 // waited for Read.
 var errDelivery = errors.New("closed while delivering")
 
-// readers are the bufio readers of the Conns that are reading a message;
-// one that has read everything it was sent gives its reader back.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
-
-// primedReader reads what an idle Conn's small read got, then its source.
-type primedReader struct {
-	pre []byte
-	err error // the small read's error, after pre
-	r   io.Reader
-}
-
-func (p *primedReader) Read(b []byte) (int, error) {
-	if len(p.pre) > 0 {
-		n := copy(b, p.pre)
-		p.pre = p.pre[n:]
-		return n, nil
-	}
-	if p.err != nil {
-		return 0, p.err
-	}
-	return p.r.Read(b)
-}
-
-// readNext is ReadSlice on the bufio reader. When the reader holds nothing
-// more, the next bytes may be a long time coming (an idle session waits
-// for its next answer for as long as it lives): the 64 KiB reader goes
-// back to the pool, and the wait is a read of idleReadSize bytes into the
-// framer's own array. What it gets is read again through a reader from
-// the pool. An idle stdio Conn held 64 KiB; a thousand of them, 64 MiB.
-func (f *framer) readNext() ([]byte, error) {
-	if f.br != nil && f.br.Buffered() == 0 && f.long.Len() == 0 {
-		f.br.Reset(nil)
-		readers.Put(f.br)
-		f.br = nil
-	}
-	if f.br == nil {
-		n, err := f.src.Read(f.idleBuf[:])
-		f.idle = primedReader{pre: f.idleBuf[:n], err: err, r: f.src}
-		f.br = readers.Get().(*bufio.Reader)
-		f.br.Reset(&f.idle)
-	}
-	return f.br.ReadSlice('\n')
-}
-
 // readLines reads lines until r fails or the Conn is closed, and returns
 // why it stopped.
 func (f *framer) readLines() error {
 	for {
-		chunk, err := f.readNext()
+		chunk, err := f.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			if f.long.Len()+len(chunk) > f.max {
 				if err := f.discard(chunk); err != nil {
