@@ -141,16 +141,16 @@ func main() {
 				for _, cn := range names {
 					exe := self
 					args := []string{"-worker", suite + "/" + tn + "/" + cn, "-bins", *binsDir, "-timeout", timeout.String()}
-					if suite == "footprint" {
-						// A binary of the client's own (cmd/footprint-*).
-						exe = filepath.Join(*binsDir, "footprint-"+cn)
-						args = []string{"-server", bins.GoSDK}
-					}
 					if *quick {
 						args = append(args, "-quick")
 					}
 					if *sessions != "" {
 						args = append(args, "-sessions", *sessions)
+					}
+					if suite == "footprint" {
+						// A binary of the client's own (cmd/footprint-*).
+						exe = filepath.Join(*binsDir, "footprint-"+cn)
+						args = []string{"-server", bins.GoSDK}
 					}
 					start := time.Now()
 					res, err := runWorker(exe, args, *timeout+30*time.Second)
