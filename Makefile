@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzDecodeMatchesStd \
 	./mcp:FuzzDecodeCallToolResult \
 	./mcp:FuzzScanID \
+	./internal/jsonscan:FuzzUnquoteMatchesStd \
 	./mcp:FuzzParseResultTypeMatchesStd \
 	./streamablehttp:FuzzEventReader \
 	./streamablehttp:FuzzEventReaderReference \
@@ -104,7 +105,7 @@ bench:
 # Every client in a process of its own, 3 interleaved runs; prints the
 # tables of bench/README.md (progress on stderr).
 bench-peers:
-	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./servers/gosdk ./servers/bridge
+	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./cmd/footprint-floor ./cmd/footprint-tako ./cmd/footprint-gosdk ./cmd/footprint-mcpgo ./servers/gosdk ./servers/bridge ./servers/tiny
 	./$(BIN)/bench/peers -bins $(BIN)/bench
 
 # The smoke test builds the peers' clients and the benchmark server and

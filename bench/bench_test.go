@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // callTimeout bounds every call of the benchmarks, so that a client that
@@ -104,12 +106,13 @@ func BenchmarkClientCPU(b *testing.B) {
 	})
 }
 
-// bigLoop makes b.N sequential calls of the big tool, n bytes each, and
-// reports the client's allocations per MiB of result (alloc-MiB/MiB). The
-// go-sdk client is expected to fail over stdio on a result larger than its
-// line cap: that is recorded as a skip with the error, not a failure of the
-// run. Any other error fails the benchmark.
-func bigLoop(b *testing.B, x bench, n int) {
+// bigLoop makes b.N sequential calls of the big tool, n bytes of kind
+// each, checks what the client decoded, and reports the client's
+// allocations per MiB of result (alloc-MiB/MiB). The go-sdk client is
+// expected to fail over stdio on a result larger than its line cap: that
+// is recorded as a skip with the error, not a failure of the run. Any
+// other error fails the benchmark.
+func bigLoop(b *testing.B, x bench, kind string, n int) {
 	c := open(b, x)
 	ctx, cancel := callContext()
 	defer cancel()
@@ -118,33 +121,46 @@ func bigLoop(b *testing.B, x bench, n int) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
+	var last received
 	for range b.N {
-		got, err := c.big(ctx, n)
+		got, err := c.big(ctx, kind, n)
 		if err != nil {
 			if x.k.name == "gosdk" && strings.Contains(err.Error(), "line length") {
 				b.Skipf("the go-sdk client cannot take a %d-byte result (its CommandTransport caps an incoming line at mcp.DefaultMaxLineLength, 16 MiB, which the JSON envelope pushes it past): %v", n, err)
 			}
 			b.Fatal(err)
 		}
-		if got != n {
-			b.Fatalf("big returned %d bytes, want %d", got, n)
-		}
+		last = got
 	}
 	b.StopTimer()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(n), "alloc-MiB/MiB")
+	if err := checkBig(kind, n, last); err != nil {
+		b.Fatal(err)
+	}
 }
 
-// BenchmarkBigResult16MiB is one tool call whose result is a 16 MiB text
-// block: ns/op is its latency.
+// forEachKind runs fn for each payload kind and client, named
+// kind/transport/client.
+func forEachKind(b *testing.B, fn func(b *testing.B, x bench, kind string)) {
+	for _, kind := range payload.Kinds {
+		b.Run(kind, func(b *testing.B) {
+			forEachClient(b, func(b *testing.B, x bench) { fn(b, x, kind) })
+		})
+	}
+}
+
+// BenchmarkBigResult16MiB is one tool call whose result is a 16 MiB block
+// of each payload kind: ns/op is its latency.
 func BenchmarkBigResult16MiB(b *testing.B) {
-	forEachClient(b, func(b *testing.B, x bench) { bigLoop(b, x, 16<<20) })
+	forEachKind(b, func(b *testing.B, x bench, kind string) { bigLoop(b, x, kind, 16<<20) })
 }
 
-// BenchmarkHeapPer1MiB is one tool call whose result is a 1 MiB text block:
-// alloc-MiB/MiB is the heap the client allocates per MiB received.
+// BenchmarkHeapPer1MiB is one tool call whose result is a 1 MiB block of
+// each payload kind: alloc-MiB/MiB is the heap the client allocates per
+// MiB received.
 func BenchmarkHeapPer1MiB(b *testing.B) {
-	forEachClient(b, func(b *testing.B, x bench) { bigLoop(b, x, 1<<20) })
+	forEachKind(b, func(b *testing.B, x bench, kind string) { bigLoop(b, x, kind, 1<<20) })
 }
 
 // BenchmarkConcurrent16 is throughput: b.N echo calls shared by 16

@@ -2,15 +2,18 @@ package bench
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strconv"
+	"sync"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tako-mcp/tako/bench/internal/payload"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/transport"
@@ -36,16 +39,76 @@ type echoArgs struct {
 }
 
 type bigArgs struct {
-	Bytes int `json:"bytes"`
+	Bytes int    `json:"bytes"`
+	Kind  string `json:"kind"`
+}
+
+// received is what a client decoded of a big result, as the client hands
+// it to its caller: the block's text (an image's base64 data, for the
+// clients that keep it so), or raw bytes (the go-sdk and gRPC decode an
+// image's data). The harness checks it against the payload after the
+// figures are taken.
+type received struct {
+	text string
+	raw  []byte
+}
+
+// size is the block's size as it came on the wire: the text's bytes, or
+// the base64 text's of raw data.
+func (r received) size() int {
+	if r.raw != nil {
+		return base64.StdEncoding.EncodedLen(len(r.raw))
+	}
+	return len(r.text)
+}
+
+// sums caches the payloads' hashes by kind and size: a 16 MiB payload
+// takes 50 ms to make.
+var sums sync.Map // bigArgs -> [32]byte
+
+// checkBig reports whether r is the payload of kind and n bytes, the
+// server's, byte for byte. It holds neither (payload.Sum streams), so that
+// it adds nothing to the RSS measured; it is called outside the figures.
+func checkBig(kind string, n int, r received) error {
+	if r.size() != n {
+		return fmt.Errorf("big %s returned %d bytes, want %d", kind, r.size(), n)
+	}
+	key := bigArgs{Bytes: n, Kind: kind}
+	want, ok := sums.Load(key)
+	if !ok {
+		sum, err := payload.Sum(kind, n)
+		if err != nil {
+			return err
+		}
+		want, _ = sums.LoadOrStore(key, sum)
+	}
+	got := payload.SumOf(r.text)
+	if r.raw != nil {
+		got = payload.SumOfBase64(r.raw)
+	}
+	if got != want.([32]byte) {
+		return fmt.Errorf("big %s of %d bytes: the client decoded other bytes than the server sent", kind, n)
+	}
+	return nil
+}
+
+// blockData is the payload of a block of a big result: its text, or an
+// image's data.
+func blockData(kind, text, data string) received {
+	if kind == payload.Image {
+		return received{text: data}
+	}
+	return received{text: text}
 }
 
 // client is what the benchmarks need of each MCP client: one tool call of
 // each kind, listing the tools, and Close. echo checks the text it got back;
-// big returns the length of the text block; listTools returns how many tools
-// the server offers, every page merged.
+// big returns the one block of a result of n bytes of a payload kind
+// (bench/internal/payload); listTools returns how many tools the server
+// offers, every page merged.
 type client interface {
 	echo(ctx context.Context) error
-	big(ctx context.Context, n int) (int, error)
+	big(ctx context.Context, kind string, n int) (received, error)
 	listTools(ctx context.Context) (int, error)
 	Close() error
 }
@@ -84,10 +147,10 @@ type kind struct {
 	start starter
 }
 
-// Bins are the server binaries the harness runs: servers/gosdk and
-// servers/bridge.
+// Bins are the server binaries the harness runs: servers/gosdk,
+// servers/bridge and servers/tiny.
 type Bins struct {
-	GoSDK, Bridge string
+	GoSDK, Bridge, Tiny string
 }
 
 // Transport is one way of reaching the server, with the clients that speak
@@ -202,12 +265,13 @@ func (c *takoClient) echo(ctx context.Context) error {
 	return checkEcho(res.Content[0].Text)
 }
 
-func (c *takoClient) big(ctx context.Context, n int) (int, error) {
-	res, err := c.call(ctx, "big", bigArgs{Bytes: n})
+func (c *takoClient) big(ctx context.Context, kind string, n int) (received, error) {
+	res, err := c.call(ctx, "big", bigArgs{Bytes: n, Kind: kind})
 	if err != nil {
-		return 0, err
+		return received{}, err
 	}
-	return len(res.Content[0].Text), nil
+	b := &res.Content[0]
+	return blockData(kind, b.Text, b.Data), nil
 }
 
 func (c *takoClient) listTools(ctx context.Context) (int, error) {
@@ -231,32 +295,33 @@ func startGoSDK(ctx context.Context, ep *Endpoint) (client, error) {
 	return &goSDKClient{cs: cs}, nil
 }
 
-func (c *goSDKClient) call(ctx context.Context, name string, args any) (string, error) {
+func (c *goSDKClient) call(ctx context.Context, name string, args any) (received, error) {
 	res, err := c.cs.CallTool(ctx, &gosdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return "", err
+		return received{}, err
 	}
 	if res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
+		return received{}, fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
 	}
-	t, ok := res.Content[0].(*gosdk.TextContent)
-	if !ok {
-		return "", fmt.Errorf("%s: got %T, want text", name, res.Content[0])
+	switch b := res.Content[0].(type) {
+	case *gosdk.TextContent:
+		return received{text: b.Text}, nil
+	case *gosdk.ImageContent:
+		return received{raw: b.Data}, nil
 	}
-	return t.Text, nil
+	return received{}, fmt.Errorf("%s: got %T, want text or an image", name, res.Content[0])
 }
 
 func (c *goSDKClient) echo(ctx context.Context) error {
-	text, err := c.call(ctx, "echo", echoArgs{Message: echoMessage})
+	r, err := c.call(ctx, "echo", echoArgs{Message: echoMessage})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(r.text)
 }
 
-func (c *goSDKClient) big(ctx context.Context, n int) (int, error) {
-	text, err := c.call(ctx, "big", bigArgs{Bytes: n})
-	return len(text), err
+func (c *goSDKClient) big(ctx context.Context, kind string, n int) (received, error) {
+	return c.call(ctx, "big", bigArgs{Bytes: n, Kind: kind})
 }
 
 // listTools walks every page with the SDK's iterator, as a caller who
@@ -306,35 +371,36 @@ func initMCPGo(ctx context.Context, c *mcpgoclient.Client) (client, error) {
 	return &mcpGoClient{c: c}, nil
 }
 
-func (c *mcpGoClient) call(ctx context.Context, name string, args any) (string, error) {
+func (c *mcpGoClient) call(ctx context.Context, name string, args any) (received, error) {
 	var req mcpgo.CallToolRequest
 	req.Params.Name = name
 	req.Params.Arguments = args
 	res, err := c.c.CallTool(ctx, req)
 	if err != nil {
-		return "", err
+		return received{}, err
 	}
 	if res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
+		return received{}, fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
 	}
-	t, ok := mcpgo.AsTextContent(res.Content[0])
-	if !ok {
-		return "", fmt.Errorf("%s: got %T, want text", name, res.Content[0])
+	if t, ok := mcpgo.AsTextContent(res.Content[0]); ok {
+		return received{text: t.Text}, nil
 	}
-	return t.Text, nil
+	if im, ok := mcpgo.AsImageContent(res.Content[0]); ok {
+		return received{text: im.Data}, nil
+	}
+	return received{}, fmt.Errorf("%s: got %T, want text or an image", name, res.Content[0])
 }
 
 func (c *mcpGoClient) echo(ctx context.Context) error {
-	text, err := c.call(ctx, "echo", echoArgs{Message: echoMessage})
+	r, err := c.call(ctx, "echo", echoArgs{Message: echoMessage})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(r.text)
 }
 
-func (c *mcpGoClient) big(ctx context.Context, n int) (int, error) {
-	text, err := c.call(ctx, "big", bigArgs{Bytes: n})
-	return len(text), err
+func (c *mcpGoClient) big(ctx context.Context, kind string, n int) (received, error) {
+	return c.call(ctx, "big", bigArgs{Bytes: n, Kind: kind})
 }
 
 // listTools follows the cursor: mcp-go's ListTools returns one page.

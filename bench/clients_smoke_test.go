@@ -2,13 +2,19 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // TestClients checks the harness rather than measuring it: over every
 // transport, every client starts against the server, makes an echo call and
-// a small big call, lists the tools, makes 64 calls from 16 goroutines, and
+// a small big call of each payload kind (checked byte for byte), lists the tools, makes 64 calls from 16 goroutines, and
 // closes. A benchmark that measured a broken client would report a figure
 // for nothing.
 func TestClients(t *testing.T) {
@@ -31,8 +37,14 @@ func TestClients(t *testing.T) {
 					if err := c.echo(ctx); err != nil {
 						t.Errorf("echo: %v", err)
 					}
-					if n, err := c.big(ctx, 4096); err != nil || n != 4096 {
-						t.Errorf("big(4096) = %d, %v; want 4096 bytes", n, err)
+					for _, kind := range payload.Kinds {
+						got, err := c.big(ctx, kind, 4096)
+						if err == nil {
+							err = checkBig(kind, 4096, got)
+						}
+						if err != nil {
+							t.Errorf("big(%s, 4096): %v", kind, err)
+						}
 					}
 					if n, err := c.listTools(ctx); err != nil || n != 2 {
 						t.Errorf("listTools = %d, %v; want 2", n, err)
@@ -53,14 +65,20 @@ func TestClients(t *testing.T) {
 // workers do, and checks that it reports its figures.
 func TestRun(t *testing.T) {
 	bins := testBins(t)
-	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1}
+	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1,
+		Sessions: []int{1, 2}, SessionIdle: time.Millisecond, SizePoints: []int{1 << 10, 64 << 10}, ToolPoints: []int{10}}
 	want := map[string][]string{
-		"side":  {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
-		"calls": {"handshake_ms", "close_ms", "rss_mib"},
-		"big":   {"big1_ms", "big1_heap_mib", "big16_ms", "big16_heap_mib"},
-		"tools": {"list_ms", "list_heap_mib"},
+		"side":     {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
+		"calls":    {"handshake_ms", "close_ms", "rss_mib"},
+		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib"},
+		"tools":    {"list_ms", "list_heap_mib"},
+		"sessions": {"sessions.2.heap_kb", "sessions.2.goroutines", "sessions.2.connect_ms"},
+		"scale":    {"size.1024_ms", "size.65536_heap_mib", "tools.10.list_ms", "tools.10.list_heap_mib"},
 	}
 	for _, suite := range Suites {
+		if suite == "footprint" {
+			continue // binaries of their own: TestFootprint
+		}
 		t.Run(suite, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -78,5 +96,79 @@ func TestRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSessions runs the sessions suite with two points of a few sessions
+// over stdio and HTTP for every client, and checks that it reports each
+// figure and leaves nothing behind (TestMain's goleak).
+func TestSessions(t *testing.T) {
+	bins := testBins(t)
+	cfg := Config{Sessions: []int{1, 3}, SessionIdle: 10 * time.Millisecond}
+	for _, tn := range SessionTransports {
+		tr := TransportByName(tn)
+		for _, k := range tr.kinds {
+			t.Run(tn+"/"+k.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				r, err := Run(ctx, "sessions", tn, k.name, bins, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, key := range []string{"sessions.1.heap_kb", "sessions.3.goroutines", "sessions.3.rss_kb", "sessions.3.connect_ms", "sessions.3.stack_kb"} {
+					if _, ok := r.Values[key]; !ok {
+						t.Errorf("no %s", key)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestScaleRegistry runs the registry's and the agent's points of the
+// scale suite (tako over stdio) with a few tools.
+func TestScaleRegistry(t *testing.T) {
+	bins := testBins(t)
+	cfg := Config{SizePoints: []int{1 << 10}, ToolPoints: []int{10}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Run(ctx, "scale", "stdio", "tako", bins, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"registry.10.dispatch_us", "registry.10.turn_us", "registry.10.turn_anthropic_us", "registry.10.turn_anthropic_bytes"} {
+		if _, ok := r.Values[key]; !ok {
+			t.Errorf("no %s", key)
+		}
+	}
+}
+
+// TestFootprint builds each client's footprint binary and runs tako's and
+// the floor's against the server: each prints its figures.
+func TestFootprint(t *testing.T) {
+	bins := testBins(t)
+	dir := t.TempDir()
+	var pkgs []string
+	for _, c := range []string{"floor", "tako", "gosdk", "mcpgo"} {
+		pkgs = append(pkgs, "./cmd/footprint-"+c)
+	}
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(os.PathSeparator)}, pkgs...)...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, c := range []string{"floor", "tako"} {
+		out, err := exec.Command(filepath.Join(dir, "footprint-"+c), "-server", bins.GoSDK).Output()
+		if err != nil {
+			t.Fatalf("footprint-%s: %v", c, err)
+		}
+		var r Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("footprint-%s printed %q: %v", c, out, err)
+		}
+		for _, k := range []string{"rss_idle_mib", "rss_peak_mib", "rss_exit_mib"} {
+			if r.Values[k] <= 0 {
+				t.Errorf("footprint-%s: no %s (%v)", c, k, r.Fails)
+			}
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tako-mcp/tako/bench/internal/floor"
 )
 
 // floorHTTPClient is the floor over Streamable HTTP: plain POSTs on one
@@ -48,9 +50,9 @@ func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (*floorHTT
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	hdr, err := floorPost(ctx, c, "initialize", floorInitializeParams{
+	hdr, err := floorPost(ctx, c, "initialize", floor.InitializeParams{
 		ProtocolVersion: protocolVersion,
-		ClientInfo:      floorImplementation{Name: "bench-floor", Version: "1.0.0"},
+		ClientInfo:      floor.Implementation{Name: "bench-floor", Version: "1.0.0"},
 	}, &init)
 	if err == nil && init.ProtocolVersion != protocolVersion {
 		err = fmt.Errorf("server answered protocol %q, want %q", init.ProtocolVersion, protocolVersion)
@@ -61,7 +63,7 @@ func startFloorHTTP(ctx context.Context, url string, hc *http.Client) (*floorHTT
 		}
 	}
 	if err == nil {
-		err = c.notify(ctx, floorNotification{JSONRPC: "2.0", Method: "notifications/initialized"})
+		err = c.notify(ctx, floor.Notification{JSONRPC: "2.0", Method: "notifications/initialized"})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("floor: initialize: %w", err)
@@ -87,7 +89,7 @@ func (c *floorHTTPClient) newRequest(ctx context.Context, body []byte) (*http.Re
 // floorPost sends one request and decodes its JSON answer's result into
 // result; it returns the answer's headers.
 func floorPost[P, R any](ctx context.Context, c *floorHTTPClient, method string, params P, result *R) (http.Header, error) {
-	body, err := json.Marshal(floorRequest[P]{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
+	body, err := json.Marshal(floor.Request[P]{JSONRPC: "2.0", ID: c.nextID.Add(1), Method: method, Params: params})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func readSSEResponse[R any](body io.Reader, msg *floorHTTPResponse[R]) error {
 }
 
 // notify POSTs a notification, which the server answers with 202 Accepted.
-func (c *floorHTTPClient) notify(ctx context.Context, n floorNotification) error {
+func (c *floorHTTPClient) notify(ctx context.Context, n floor.Notification) error {
 	body, err := json.Marshal(n)
 	if err != nil {
 		return err
@@ -210,31 +212,28 @@ func (c *floorHTTPClient) notify(ctx context.Context, n floorNotification) error
 	return nil
 }
 
-// callTool calls a tool whose result is one text block and returns the text.
-func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (string, error) {
-	var res floorCallResult
-	if _, err := floorPost(ctx, c, "tools/call", floorCallParams[A]{Name: name, Arguments: args}, &res); err != nil {
-		return "", err
+// floorHTTPCallTool calls a tool whose result is one block and returns it.
+func floorHTTPCallTool[A any](ctx context.Context, c *floorHTTPClient, name string, args A) (floor.Block, error) {
+	var res floor.CallResult
+	if _, err := floorPost(ctx, c, "tools/call", floor.CallParams[A]{Name: name, Arguments: args}, &res); err != nil {
+		return floor.Block{}, err
 	}
-	if res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, res.IsError, len(res.Content))
-	}
-	return res.Content[0].Text, nil
+	return res.Block(name)
 }
 
 func (c *floorHTTPClient) echo(ctx context.Context) error {
-	text, err := floorHTTPCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
+	b, err := floorHTTPCallTool(ctx, c, "echo", echoArgs{Message: echoMessage})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(b.Text)
 }
 
 func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
-	var p floorListParams
+	var p floor.ListParams
 	n := 0
 	for {
-		var res floorListResult
+		var res floor.ListResult
 		if _, err := floorPost(ctx, c, "tools/list", p, &res); err != nil {
 			return n, err
 		}
@@ -246,9 +245,9 @@ func (c *floorHTTPClient) listTools(ctx context.Context) (int, error) {
 	}
 }
 
-func (c *floorHTTPClient) big(ctx context.Context, n int) (int, error) {
-	text, err := floorHTTPCallTool(ctx, c, "big", bigArgs{Bytes: n})
-	return len(text), err
+func (c *floorHTTPClient) big(ctx context.Context, kind string, n int) (received, error) {
+	b, err := floorHTTPCallTool(ctx, c, "big", bigArgs{Bytes: n, Kind: kind})
+	return blockData(kind, b.Text, b.Data), err
 }
 
 // Close ends the session with DELETE, as the transport asks of a client

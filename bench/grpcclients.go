@@ -101,31 +101,38 @@ func startFloorGRPC(ctx context.Context, ep *Endpoint) (client, error) {
 	return c, nil
 }
 
-func (c *floorGRPCClient) call(ctx context.Context, name string, args map[string]*structpb.Value) (string, error) {
+// call returns the result's one block: a text block's text, or an image
+// block's data (raw bytes, as protobuf carries them).
+func (c *floorGRPCClient) call(ctx context.Context, name string, args map[string]*structpb.Value) (received, error) {
 	ctx = metadata.AppendToOutgoingContext(ctx, mcpgrpc.MetadataTool, name)
 	resp, err := c.mcp.CallTool(ctx, &pb.CallToolRequest{Request: &pb.CallToolRequest_Request{
 		Name: name, Arguments: &structpb.Struct{Fields: args},
 	}})
 	if err != nil {
-		return "", err
+		return received{}, err
 	}
-	if resp.GetIsError() || len(resp.GetContent()) != 1 || resp.GetContent()[0].GetText() == nil {
-		return "", fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, resp.GetIsError(), len(resp.GetContent()))
+	if !resp.GetIsError() && len(resp.GetContent()) == 1 {
+		switch b := resp.GetContent()[0]; {
+		case b.GetText() != nil:
+			return received{text: b.GetText().GetText()}, nil
+		case b.GetImage() != nil:
+			return received{raw: b.GetImage().GetData()}, nil
+		}
 	}
-	return resp.GetContent()[0].GetText().GetText(), nil
+	return received{}, fmt.Errorf("%s: unexpected result: isError=%v, %d blocks", name, resp.GetIsError(), len(resp.GetContent()))
 }
 
 func (c *floorGRPCClient) echo(ctx context.Context) error {
-	text, err := c.call(ctx, "echo", map[string]*structpb.Value{"message": structpb.NewStringValue(echoMessage)})
+	r, err := c.call(ctx, "echo", map[string]*structpb.Value{"message": structpb.NewStringValue(echoMessage)})
 	if err != nil {
 		return err
 	}
-	return checkEcho(text)
+	return checkEcho(r.text)
 }
 
-func (c *floorGRPCClient) big(ctx context.Context, n int) (int, error) {
-	text, err := c.call(ctx, "big", map[string]*structpb.Value{"bytes": structpb.NewNumberValue(float64(n))})
-	return len(text), err
+func (c *floorGRPCClient) big(ctx context.Context, kind string, n int) (received, error) {
+	return c.call(ctx, "big", map[string]*structpb.Value{
+		"bytes": structpb.NewNumberValue(float64(n)), "kind": structpb.NewStringValue(kind)})
 }
 
 func (c *floorGRPCClient) listTools(ctx context.Context) (int, error) {

@@ -33,12 +33,12 @@ func testBins(tb testing.TB) Bins {
 		servers.dir = dir
 		// go test puts its own toolchain first on PATH, so "go" is the one
 		// running these tests.
-		build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk", "./servers/bridge")
+		build := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./servers/gosdk", "./servers/bridge", "./servers/tiny")
 		if out, err := build.CombinedOutput(); err != nil {
 			servers.err = fmt.Errorf("building the servers: %v\n%s", err, out)
 			return
 		}
-		servers.bins = Bins{GoSDK: filepath.Join(dir, "gosdk"), Bridge: filepath.Join(dir, "bridge")}
+		servers.bins = Bins{GoSDK: filepath.Join(dir, "gosdk"), Bridge: filepath.Join(dir, "bridge"), Tiny: filepath.Join(dir, "tiny")}
 	})
 	if servers.err != nil {
 		tb.Fatal(servers.err)

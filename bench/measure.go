@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // Config says how much work each suite does. Every figure is a median or
@@ -19,16 +24,32 @@ type Config struct {
 	Warmup     int // echo calls before any figure is taken
 	SeqCalls   int // sequential echo calls of each client
 	ConcCalls  int // echo calls of each client, shared by ConcCallers goroutines
-	Big1Calls  int // calls returning 1 MiB
-	Big16Calls int // calls returning 16 MiB
+	Big1Calls  int // calls returning 1 MiB, of each payload kind
+	Big16Calls int // calls returning 16 MiB, of each payload kind
 	Tools      int // extra tools the ListTools server offers
 	ListCalls  int // ListTools calls
+
+	Sessions    []int         // the sessions suite's points (SessionCounts)
+	SessionIdle time.Duration // how long they sit idle before they are measured
+
+	SizePoints []int // the scale suite's result sizes (SizePoints)
+	ToolPoints []int // the scale suite's tool counts (ToolPoints)
 }
 
 // DefaultConfig is what `make bench-peers` runs.
 var DefaultConfig = Config{
 	Handshakes: 5, Warmup: 200, SeqCalls: 2000, ConcCalls: 4500,
 	Big1Calls: 4, Big16Calls: 3, Tools: 2000, ListCalls: 2,
+	Sessions: SessionCounts, SessionIdle: SessionIdle,
+	SizePoints: SizePoints, ToolPoints: ToolPoints,
+}
+
+// bigCalls is how many calls of n bytes the big suite measures.
+func (cfg Config) bigCalls(n int) int {
+	if n > 1<<20 {
+		return cfg.Big16Calls
+	}
+	return cfg.Big1Calls
 }
 
 // ConcCallers is how many goroutines share one session in the throughput
@@ -38,7 +59,8 @@ const ConcCallers = 16
 // Suites are the groups of figures a worker process measures. "side" runs
 // every client of a transport in one process, taking turns (runSide);
 // the others run one client per process, so that each has its own RSS.
-var Suites = []string{"side", "calls", "big", "tools"}
+// footprint runs the cmd/footprint-* binaries, one per client, over stdio.
+var Suites = []string{"side", "calls", "big", "footprint", "tools", "sessions", "scale"}
 
 // SideClient is the client name a "side" worker is run with: it measures
 // them all.
@@ -50,6 +72,10 @@ const (
 	sideBlock     = 50
 	sideConcBlock = 300
 )
+
+// sideHandshakes is how many handshakes each client makes in the side
+// suite, in turns.
+const sideHandshakes = 20
 
 // Result is what one worker measured: figures by key, and the keys it
 // could not measure with why.
@@ -86,6 +112,18 @@ func Run(ctx context.Context, suite, transportName, clientName string, bins Bins
 	k, ok := t.kind(clientName)
 	if !ok {
 		return nil, fmt.Errorf("transport %s has no client %q", transportName, clientName)
+	}
+	if suite == "sessions" || suite == "scale" {
+		defer CloseIdleHTTP()
+		r := &Result{Values: map[string]float64{}}
+		run := runSessions
+		if suite == "scale" {
+			run = runScale
+		}
+		if err := run(ctx, r, t, k, bins, cfg); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	tools := 0
 	if suite == "tools" {
@@ -133,10 +171,15 @@ func connCounter(t *Transport, ep *Endpoint) func() (int64, error) {
 // calls, and Close after them.
 func runCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	// The handshake: start to a session ready for calls (for stdio, the
-	// server's spawn included). All but the last session are closed.
+	// server's spawn included; over HTTP, the TCP connection's dial). All
+	// but the last session are closed.
 	var c client
 	hs := make([]time.Duration, 0, cfg.Handshakes)
 	for i := range cfg.Handshakes {
+		// Each handshake as a program's first: no connection kept from the
+		// one before in a pool the clients share (http.DefaultClient's,
+		// which the floor and the peers use and tako's own Conn does not).
+		CloseIdleHTTP()
 		start := time.Now()
 		var err error
 		c, err = k.start(ctx, ep)
@@ -202,6 +245,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		c            client
 		conns        func() (int64, error)
 		lat, clat    []time.Duration
+		hs           []time.Duration
 		cpu, elapsed time.Duration
 		mallocs      uint64
 		bytes        uint64
@@ -234,6 +278,24 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		for range cfg.Warmup {
 			if err := s.c.echo(ctx); err != nil {
 				return fmt.Errorf("%s: %w", k.name, err)
+			}
+		}
+	}
+	// Handshakes in turns too, each as a program's first (no pooled
+	// connection from the one before), and each session closed after:
+	// the calls suite's handshake rows come from processes a minute apart,
+	// and moved by a third from run to run.
+	for range sideHandshakes {
+		for i, k := range t.kinds {
+			CloseIdleHTTP()
+			start := time.Now()
+			c, err := k.start(ctx, all[i].ep)
+			if err != nil {
+				return fmt.Errorf("%s: handshake: %w", k.name, err)
+			}
+			all[i].hs = append(all[i].hs, time.Since(start))
+			if err := c.Close(); err != nil {
+				return fmt.Errorf("%s: close after the handshake: %w", k.name, err)
 			}
 		}
 	}
@@ -292,6 +354,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 	for _, s := range all {
 		n := float64(len(s.lat))
 		set := func(key string, v float64) { r.set(s.name+"."+key, v) }
+		set("handshake_ms", ms(median(s.hs)))
 		set("seq_median_us", us(median(s.lat)))
 		set("seq_p99_us", us(percentile(s.lat, 0.99)))
 		set("cpu_us", us(s.cpu)/n)
@@ -350,64 +413,86 @@ func callConcurrentlyTimed(ctx context.Context, c client, n int) (time.Duration,
 	return elapsed, slices.Concat(lats...), first
 }
 
+// bigSizes are the result sizes of the big suite, by key.
+var bigSizes = []struct {
+	key   string
+	bytes int
+}{{"big1", 1 << 20}, {"big16", 16 << 20}}
+
+// runBig measures large results of every payload kind (bench/internal/payload)
+// and size, and the process's peak RSS (in a process that holds every
+// client's code: the footprint suite measures a client alone). Keys are
+// the kind's and the size's ("json.big16_heap_mib").
 func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) error {
 	c, err := k.start(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	defer func() { c.Close() }()
-	if _, err := c.big(ctx, 1024); err != nil {
+	if _, err := c.big(ctx, payload.Text, 1024); err != nil {
 		return err
 	}
-	for _, size := range []struct {
-		key   string
-		bytes int
-		calls int
-	}{{"big1", 1 << 20, cfg.Big1Calls}, {"big16", 16 << 20, cfg.Big16Calls}} {
-		times := make([]time.Duration, 0, size.calls)
-		heap := make([]time.Duration, 0, size.calls) // bytes, sorted as durations
-		// One call of the size first, outside the figures: a client's
-		// first large result fills its pools (grpc-go's receive buffers,
-		// tako's line blocks). The heap figure is the least of the calls:
-		// whether a pooled buffer is found again depends on which P
-		// (scheduler slot) the goroutine that asks for it runs on, so
-		// the heap of one call moves by a whole buffer from call to call
-		// (gRPC, either client: 1.05 or 2.1 MiB for a 1 MiB result), and
-		// a median of a few calls came out at one or the other from run
-		// to run. The least is what the client cannot avoid allocating.
-		_, err := c.big(ctx, size.bytes)
-		for i := 0; err == nil && i < size.calls; i++ {
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			start := time.Now()
-			var got int
-			got, err = c.big(ctx, size.bytes)
-			d := time.Since(start)
-			runtime.ReadMemStats(&m1)
-			if err == nil && got != size.bytes {
-				err = fmt.Errorf("big returned %d bytes, want %d", got, size.bytes)
+	for _, kind := range payload.Kinds {
+		for _, size := range bigSizes {
+			if c, err = bigCalls(ctx, r, k, ep, c, kind, kind+"."+size.key, size.bytes, cfg.bigCalls(size.bytes)); err != nil {
+				return err
 			}
-			if err != nil {
-				break
-			}
-			times = append(times, d)
-			heap = append(heap, time.Duration(m1.TotalAlloc-m0.TotalAlloc))
 		}
-		if err != nil {
-			r.fail(size.key+"_ms", err)
-			r.fail(size.key+"_heap_mib", err)
-			// A client that failed a result may be broken: start again.
-			c.Close()
-			if c, err = k.start(ctx, ep); err != nil {
-				return fmt.Errorf("start again: %w", err)
-			}
-			continue
-		}
-		r.set(size.key+"_ms", ms(median(times)))
-		r.set(size.key+"_heap_mib", float64(slices.Min(heap))/(1<<20))
 	}
 	return nil
+}
+
+// bigCalls makes one call of the kind and size outside the figures, then
+// calls of them measured, and sets key's time and heap. A client that
+// fails is started again and returned.
+func bigCalls(ctx context.Context, r *Result, k kind, ep *Endpoint, c client, kind, key string, n, calls int) (client, error) {
+	times := make([]time.Duration, 0, calls)
+	heap := make([]time.Duration, 0, calls) // bytes, sorted as durations
+	// One call of the size first, outside the figures: a client's first
+	// large result fills its pools (grpc-go's receive buffers, tako's line
+	// blocks). The heap figure is the least of the calls: whether a
+	// pooled buffer is found again depends on which P (scheduler slot) the
+	// goroutine that asks for it runs on, so the heap of one call moves by
+	// a whole buffer from call to call (gRPC, either client: 1.05 or
+	// 2.1 MiB for a 1 MiB result), and a median of a few calls came out at
+	// one or the other from run to run. The least is what the client
+	// cannot avoid allocating.
+	got, err := c.big(ctx, kind, n)
+	if err == nil {
+		err = checkBig(kind, n, got)
+	}
+	got = received{}
+	for i := 0; err == nil && i < calls; i++ {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		got, err = c.big(ctx, kind, n)
+		d := time.Since(start)
+		runtime.ReadMemStats(&m1)
+		if err == nil {
+			err = checkBig(kind, n, got)
+		}
+		got = received{}
+		if err != nil {
+			break
+		}
+		times = append(times, d)
+		heap = append(heap, time.Duration(m1.TotalAlloc-m0.TotalAlloc))
+	}
+	if err != nil {
+		r.fail(key+"_ms", err)
+		r.fail(key+"_heap_mib", err)
+		// A client that failed a result may be broken: start again.
+		c.Close()
+		if c, err = k.start(ctx, ep); err != nil {
+			return c, fmt.Errorf("start again: %w", err)
+		}
+		return c, nil
+	}
+	r.set(key+"_ms", ms(median(times)))
+	r.set(key+"_heap_mib", float64(slices.Min(heap))/(1<<20))
+	return c, nil
 }
 
 func runTools(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config, tools int) error {
@@ -454,13 +539,38 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// maxRSS is this process's peak resident set in KiB.
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+// currentRSS is this process's resident set now, in bytes.
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
 		return 0
 	}
-	return ru.Maxrss
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// maxRSS is this process's peak resident set in KiB.
+func maxRSS() int64 {
+	// VmHWM, the peak of this process's own memory map. Not getrusage's
+	// ru_maxrss: Linux carries that across execve from the map the
+	// process was forked with, and os/exec forks from the harness (a
+	// vfork sharing its map), so every worker reported at least the
+	// harness's 17 MiB, whatever it held itself.
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 func median(d []time.Duration) time.Duration { return percentile(d, 0.5) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tako-mcp/tako/bench/internal/floor"
 	takows "github.com/tako-mcp/tako/websocket"
 )
 
@@ -56,36 +57,30 @@ func startFloorWS(ctx context.Context, ep *Endpoint) (client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newFloorClient()
-	c.send = ws.WriteJSON
-	c.stop = func() error {
-		c.wmu.Lock()
-		err := ws.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-		c.wmu.Unlock()
+	c := floor.NewClient()
+	c.Send = ws.WriteJSON
+	c.Stop = func() error {
+		err := c.WriteLocked(func() error {
+			return ws.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		})
 		// The bridge answers the close frame and ends the connection,
 		// which ends the reader; a peer that does not is cut off.
 		select {
-		case <-c.done:
+		case <-c.Done():
 		case <-time.After(2 * time.Second):
 		}
 		return errors.Join(err, ws.Close())
 	}
-	go func() {
-		defer close(c.done)
-		for {
-			_, data, err := ws.ReadMessage()
-			if err != nil {
-				c.readErr = err
-				return
-			}
-			var resp floorResponse
-			if err := json.Unmarshal(data, &resp); err != nil {
-				c.readErr = err
-				return
-			}
-			c.deliver(resp)
+	go c.ReadLoop(func(v any) error {
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			return err
 		}
-	}()
-	return c.initialize(ctx)
+		return json.Unmarshal(data, v)
+	})
+	if err := c.Initialize(ctx, protocolVersion); err != nil {
+		return nil, err
+	}
+	return floorClient{c}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -114,7 +115,18 @@ func decode64(field, s string) ([]byte, error) {
 	return b, nil
 }
 
-func encode64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+// encode64 writes b's base64 straight into the string's own memory:
+// EncodeToString encodes into a buffer and copies that into a string, twice
+// the text's size for an image (2.8 MiB for a 1 MiB image's base64 with
+// the bytes protobuf decoded, against 1.75 MiB now).
+func encode64(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(base64.StdEncoding.EncodedLen(len(b)))
+	enc := base64.NewEncoder(base64.StdEncoding, &sb)
+	enc.Write(b) // a strings.Builder never fails
+	enc.Close()
+	return sb.String()
+}
 
 func resourceContentsToPB(r *mcp.ResourceContents) (*pb.ResourceContents, error) {
 	if r == nil {
@@ -207,9 +219,13 @@ func contentToParts(c *mcp.Content) (contentParts, error) {
 		}
 		p.embedded = &pb.EmbeddedResource{Contents: rc, Annotations: annotationsToPB(c.Annotations)}
 	case mcp.ContentResourceLink:
+		l := c.Link
+		if l == nil {
+			l = &mcp.ResourceLink{}
+		}
 		p.link = resourceToPB(&mcp.Resource{
-			URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description,
-			MIMEType: c.MIMEType, Size: c.Size, Annotations: c.Annotations,
+			URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description,
+			MIMEType: c.MIMEType, Size: l.Size, Annotations: c.Annotations,
 		})
 	default:
 		return p, fmt.Errorf("content type %q has no form on the gRPC service", c.Type)
@@ -231,8 +247,8 @@ func partsToContent(p contentParts) (mcp.Content, error) {
 		return mcp.Content{Type: mcp.ContentResource, Resource: &rc, Annotations: annotationsFromPB(p.embedded.GetAnnotations())}, nil
 	case p.link != nil:
 		r := resourceFromPB(p.link)
-		return mcp.Content{Type: mcp.ContentResourceLink, URI: r.URI, Name: r.Name, Title: r.Title,
-			Description: r.Description, MIMEType: r.MIMEType, Size: r.Size, Annotations: r.Annotations}, nil
+		return mcp.Content{Type: mcp.ContentResourceLink, MIMEType: r.MIMEType, Annotations: r.Annotations,
+			Link: &mcp.ResourceLink{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, Size: r.Size}}, nil
 	}
 	return mcp.Content{}, fmt.Errorf("content block with no field set")
 }

@@ -18,9 +18,10 @@ func AudioContent(data []byte, mimeType string) Content {
 }
 
 // ResourceLinkContent returns a resource_link block pointing at uri; set
-// Title, Description, MIMEType and Size on the result as needed.
+// the Link's Title, Description and Size and the block's MIMEType as
+// needed.
 func ResourceLinkContent(uri, name string) Content {
-	return Content{Type: ContentResourceLink, URI: uri, Name: name}
+	return Content{Type: ContentResourceLink, Link: &ResourceLink{URI: uri, Name: name}}
 }
 
 // EmbeddedTextResource returns a resource block that embeds the text
@@ -39,13 +40,13 @@ func EmbeddedBlobResource(uri, mimeType string, blob []byte) Content {
 // ToolUseContent returns a tool_use block (sampling with tools): the model
 // asks to call tool name with input, a JSON object; nil input is sent as {}.
 func ToolUseContent(id, name string, input json.RawMessage) Content {
-	return Content{Type: ContentToolUse, ID: id, Name: name, Input: input}
+	return Content{Type: ContentToolUse, ToolUse: &ToolUse{ID: id, Name: name, Input: input}}
 }
 
 // ToolResultContent returns a tool_result block answering the tool_use with
 // id toolUseID.
 func ToolResultContent(toolUseID string, content []Content, isError bool) Content {
-	return Content{Type: ContentToolResult, ToolUseID: toolUseID, Content: content, IsError: isError}
+	return Content{Type: ContentToolResult, ToolResult: &ToolResult{ToolUseID: toolUseID, Content: content, IsError: isError}}
 }
 
 // ErrNoBinaryData is returned by Bytes for a block that holds no base64 data.
@@ -71,8 +72,9 @@ func (rc *ResourceContents) Bytes() ([]byte, error) {
 	return base64.StdEncoding.DecodeString(*rc.Blob)
 }
 
-// contentWire is Content with the members that some block types require
-// as pointers, so that MarshalJSON can write them even when empty.
+// contentWire is a block as the wire has it, one flat object. Marshalling
+// uses pointers for the members that some block types require, so that
+// MarshalJSON can write them even when empty.
 type contentWire struct {
 	Type string `json:"type"`
 
@@ -102,6 +104,91 @@ type contentWire struct {
 	Meta        Meta         `json:"_meta,omitempty"`
 }
 
+// flatContent is a block as the wire has it, for decoding: encoding/json
+// fills it with its own rules (names matched ignoring case, null leaving a
+// member as it was), and UnmarshalJSON sorts the members into the kinds'
+// structs.
+type flatContent struct {
+	Type string `json:"type"`
+
+	Text string `json:"text"`
+
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
+
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Size        *int64 `json:"size"`
+	Icons       []Icon `json:"icons"`
+
+	Resource *ResourceContents `json:"resource"`
+
+	ID    string          `json:"id"`
+	Input json.RawMessage `json:"input"`
+
+	ToolUseID         string          `json:"toolUseId"`
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+
+	Annotations *Annotations `json:"annotations"`
+	Meta        Meta         `json:"_meta"`
+}
+
+// flatten is c's members as one flat object.
+func (c *Content) flatten() flatContent {
+	f := flatContent{Type: c.Type, Text: c.Text, Data: c.Data, MIMEType: c.MIMEType,
+		Resource: c.Resource, Annotations: c.Annotations, Meta: c.Meta}
+	if l := c.Link; l != nil {
+		f.URI, f.Name, f.Title, f.Description, f.Size, f.Icons = l.URI, l.Name, l.Title, l.Description, l.Size, l.Icons
+	}
+	if u := c.ToolUse; u != nil {
+		f.ID, f.Input = u.ID, u.Input
+		if f.Name == "" || c.Type == ContentToolUse {
+			f.Name = u.Name
+		}
+	}
+	if r := c.ToolResult; r != nil {
+		f.ToolUseID, f.Content, f.StructuredContent, f.IsError = r.ToolUseID, r.Content, r.StructuredContent, r.IsError
+	}
+	return f
+}
+
+// UnmarshalJSON implements json.Unmarshaler. The members of a
+// resource_link, a tool_use and a tool_result go into Link, ToolUse and
+// ToolResult, which are set for a block of that type, or of any type that
+// has members of theirs ("name" is a tool_use's in a tool_use block and a
+// link's in any other). Members absent keep what c held, as they would
+// in a plain struct.
+func (c *Content) UnmarshalJSON(data []byte) error {
+	f := c.flatten()
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*c = Content{Type: f.Type, Text: f.Text, Data: f.Data, MIMEType: f.MIMEType,
+		Resource: f.Resource, Annotations: f.Annotations, Meta: f.Meta}
+	toolUse := f.Type == ContentToolUse
+	if f.Type == ContentResourceLink || f.URI != "" || f.Name != "" && !toolUse || f.Title != "" ||
+		f.Description != "" || f.Size != nil || f.Icons != nil {
+		c.Link = &ResourceLink{URI: f.URI, Title: f.Title, Description: f.Description, Size: f.Size, Icons: f.Icons}
+		if !toolUse {
+			c.Link.Name = f.Name
+		}
+	}
+	if toolUse || f.ID != "" || f.Input != nil {
+		c.ToolUse = &ToolUse{ID: f.ID, Input: f.Input}
+		if toolUse {
+			c.ToolUse.Name = f.Name
+		}
+	}
+	if f.Type == ContentToolResult || f.ToolUseID != "" || f.Content != nil || f.StructuredContent != nil || f.IsError {
+		c.ToolResult = &ToolResult{ToolUseID: f.ToolUseID, Content: f.Content, StructuredContent: f.StructuredContent, IsError: f.IsError}
+	}
+	return nil
+}
+
 func nonEmpty(s *string) *string {
 	if *s == "" {
 		return nil
@@ -109,53 +196,54 @@ func nonEmpty(s *string) *string {
 	return s
 }
 
-// MarshalJSON implements json.Marshaler. It writes the members the block's
-// type requires even when they are empty: a text block whose text is ""
-// keeps "text":"", a tool_use without input gets "input":{}, a tool_result
-// without content gets "content":[]. Plain struct tags would drop them and
-// produce a block the schema rejects.
+// MarshalJSON implements json.Marshaler. It writes the block as one flat
+// object, and the members the block's type requires even when they are
+// empty: a text block whose text is "" keeps "text":"", a tool_use without
+// input gets "input":{}, a tool_result without content gets "content":[].
+// Plain struct tags would drop them and produce a block the schema rejects.
 func (c Content) MarshalJSON() ([]byte, error) {
+	f := c.flatten()
 	w := contentWire{
-		Type:              c.Type,
-		Text:              nonEmpty(&c.Text),
-		Data:              nonEmpty(&c.Data),
-		MIMEType:          nonEmpty(&c.MIMEType),
-		URI:               nonEmpty(&c.URI),
-		Name:              nonEmpty(&c.Name),
-		Title:             c.Title,
-		Description:       c.Description,
-		Size:              c.Size,
-		Icons:             c.Icons,
-		Resource:          c.Resource,
-		ID:                nonEmpty(&c.ID),
-		Input:             c.Input,
-		ToolUseID:         nonEmpty(&c.ToolUseID),
-		StructuredContent: c.StructuredContent,
-		IsError:           c.IsError,
-		Annotations:       c.Annotations,
-		Meta:              c.Meta,
+		Type:              f.Type,
+		Text:              nonEmpty(&f.Text),
+		Data:              nonEmpty(&f.Data),
+		MIMEType:          nonEmpty(&f.MIMEType),
+		URI:               nonEmpty(&f.URI),
+		Name:              nonEmpty(&f.Name),
+		Title:             f.Title,
+		Description:       f.Description,
+		Size:              f.Size,
+		Icons:             f.Icons,
+		Resource:          f.Resource,
+		ID:                nonEmpty(&f.ID),
+		Input:             f.Input,
+		ToolUseID:         nonEmpty(&f.ToolUseID),
+		StructuredContent: f.StructuredContent,
+		IsError:           f.IsError,
+		Annotations:       f.Annotations,
+		Meta:              f.Meta,
 	}
-	if len(c.Content) > 0 {
-		w.Content = &c.Content
+	if len(f.Content) > 0 {
+		w.Content = &f.Content
 	}
-	switch c.Type {
+	switch f.Type {
 	case ContentText:
-		w.Text = &c.Text
+		w.Text = &f.Text
 	case ContentImage, ContentAudio:
-		w.Data, w.MIMEType = &c.Data, &c.MIMEType
+		w.Data, w.MIMEType = &f.Data, &f.MIMEType
 	case ContentResourceLink:
-		w.URI, w.Name = &c.URI, &c.Name
+		w.URI, w.Name = &f.URI, &f.Name
 	case ContentToolUse:
-		w.ID, w.Name = &c.ID, &c.Name
-		if len(c.Input) == 0 {
+		w.ID, w.Name = &f.ID, &f.Name
+		if len(f.Input) == 0 {
 			w.Input = json.RawMessage("{}")
 		}
 	case ContentToolResult:
-		w.ToolUseID = &c.ToolUseID
-		if c.Content == nil {
-			c.Content = []Content{}
+		w.ToolUseID = &f.ToolUseID
+		if f.Content == nil {
+			f.Content = []Content{}
 		}
-		w.Content = &c.Content
+		w.Content = &f.Content
 	}
 	return marshalPlain(w)
 }

@@ -133,7 +133,7 @@ func decodeMessage(data []byte) (*Message, error) {
 	if string(version) != `"2.0"` {
 		v := ""
 		if version != nil {
-			v = jsonscan.Unquote(version, jsonscan.Escaped)
+			v = jsonscan.Unquote(version, jsonscan.Escaped|jsonscan.NonASCII) // flags unknown: assume both
 		}
 		if v != "2.0" {
 			return nil, fmt.Errorf("%w: jsonrpc member is %q", ErrNotJSONRPC, v)

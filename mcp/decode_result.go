@@ -14,9 +14,10 @@ import (
 // reflection and on validating the input a second time. The common shape
 // (content blocks of type, text, mimeType, data, uri, name, title and
 // description; structuredContent; isError; resultType) is decoded in one
-// pass; anything else (annotations, _meta, embedded resources, nulls,
-// duplicate or differently-cased member names) takes encoding/json's path,
-// so the result is always what json.Unmarshal gives.
+// pass; anything else (annotations, _meta, embedded resources, tool_use
+// and tool_result blocks, nulls, duplicate or differently-cased member
+// names) takes encoding/json's path, so the result is always what
+// json.Unmarshal gives.
 func DecodeCallToolResult(data []byte, r *CallToolResult) error {
 	var fast CallToolResult
 	if decodeCallToolResultFast(data, &fast) {
@@ -118,7 +119,10 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 		return i, false
 	}
 	i, empty := jsonscan.Open(data, i)
-	var seen uint8
+	var (
+		seen uint8
+		link ResourceLink
+	)
 	for more := !empty; more; {
 		key, v, ok := plainKey(data, i)
 		if !ok || data[v] != '"' { // only string members take the fast path
@@ -148,13 +152,13 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 		case "data":
 			bit, dst = 8, &c.Data
 		case "uri":
-			bit, dst = 16, &c.URI
+			bit, dst = 16, &link.URI
 		case "name":
-			bit, dst = 32, &c.Name
+			bit, dst = 32, &link.Name
 		case "title":
-			bit, dst = 64, &c.Title
+			bit, dst = 64, &link.Title
 		case "description":
-			bit, dst = 128, &c.Description
+			bit, dst = 128, &link.Description
 		default:
 			return i, false
 		}
@@ -168,6 +172,15 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 		if i, more, err = jsonscan.Next(data, end, '}'); err != nil {
 			return i, false
 		}
+	}
+	switch {
+	case c.Type == ContentToolUse || c.Type == ContentToolResult:
+		// Their members are not among these: the block is left to
+		// Content.UnmarshalJSON, which sorts a "name" into the ToolUse.
+		return i, false
+	case c.Type == ContentResourceLink || seen&(16|32|64|128) != 0:
+		c.Link = new(ResourceLink) // allocated here only: &link would move link to the heap for every block
+		*c.Link = link
 	}
 	return i, true
 }

@@ -500,7 +500,7 @@ func TestContentConstructors(t *testing.T) {
 	if pdf, err := res.Content[5].Bytes(); err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 		t.Errorf("embedded blob Bytes = %q, %v", pdf, err)
 	}
-	if link := res.Content[3]; link.Size == nil || *link.Size != 48213 || link.Name != "q3-log" || len(link.Icons) != 1 {
+	if link := res.Content[3].Link; link == nil || link.Size == nil || *link.Size != 48213 || link.Name != "q3-log" || len(link.Icons) != 1 {
 		t.Errorf("resource link %+v", link)
 	}
 	if res.Text() != "Berth Q3 is occupied by MV Kestrel (draught 9.4 m)." {
@@ -520,7 +520,7 @@ func TestEmptyTextBlockLosesText(t *testing.T) {
 	}{
 		{TextContent(""), `{"type":"text","text":""}`},
 		{Content{Type: ContentImage}, `{"type":"image","data":"","mimeType":""}`},
-		{Content{Type: ContentResourceLink, URI: "u"}, `{"type":"resource_link","uri":"u","name":""}`},
+		{Content{Type: ContentResourceLink, Link: &ResourceLink{URI: "u"}}, `{"type":"resource_link","uri":"u","name":""}`},
 		{Content{Type: ContentToolUse}, `{"type":"tool_use","name":"","id":"","input":{}}`},
 		{Content{Type: ContentToolResult}, `{"type":"tool_result","toolUseId":"","content":[]}`},
 	} {

@@ -20,16 +20,20 @@ func ContentAsText(c mcp.Content) string {
 	case mcp.ContentImage, mcp.ContentAudio:
 		return fmt.Sprintf("[%s content (%s, %d bytes) not shown: this model API cannot carry it here]", c.Type, orUnknown(c.MIMEType), decodedLen(c.Data))
 	case mcp.ContentResourceLink:
+		l := c.Link
+		if l == nil {
+			l = &mcp.ResourceLink{}
+		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "[resource link: %s", c.URI)
-		if c.Name != "" {
-			fmt.Fprintf(&b, " name=%q", c.Name)
+		fmt.Fprintf(&b, "[resource link: %s", l.URI)
+		if l.Name != "" {
+			fmt.Fprintf(&b, " name=%q", l.Name)
 		}
 		if c.MIMEType != "" {
 			fmt.Fprintf(&b, " type=%s", c.MIMEType)
 		}
-		if c.Description != "" {
-			fmt.Fprintf(&b, " description=%q", c.Description)
+		if l.Description != "" {
+			fmt.Fprintf(&b, " description=%q", l.Description)
 		}
 		b.WriteString("]")
 		return b.String()

@@ -141,21 +141,22 @@ func samplingMessages(in []mcp.SamplingMessage) ([]Message, error) {
 			for _, b := range blocks {
 				switch b.Type {
 				case mcp.ContentToolUse:
-					if b.ID == "" || b.Name == "" {
+					u := b.ToolUse
+					if u == nil || u.ID == "" || u.Name == "" {
 						return nil, fmt.Errorf("message %d: a tool_use block needs an id and a name", i)
 					}
 					if pending == nil {
 						pending = map[string]string{}
 					}
-					if _, dup := pending[b.ID]; dup {
-						return nil, fmt.Errorf("message %d: tool_use id %q appears twice", i, b.ID)
+					if _, dup := pending[u.ID]; dup {
+						return nil, fmt.Errorf("message %d: tool_use id %q appears twice", i, u.ID)
 					}
-					pending[b.ID] = b.Name
-					args := b.Input
+					pending[u.ID] = u.Name
+					args := u.Input
 					if len(args) == 0 {
 						args = json.RawMessage(`{}`)
 					}
-					m.ToolCalls = append(m.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+					m.ToolCalls = append(m.ToolCalls, ToolCall{ID: u.ID, Name: u.Name, Arguments: args})
 				case mcp.ContentToolResult:
 					return nil, fmt.Errorf("message %d: a tool_result block belongs in a user message", i)
 				default:
@@ -175,16 +176,20 @@ func samplingMessages(in []mcp.SamplingMessage) ([]Message, error) {
 					m.Content = append(m.Content, b)
 					continue
 				}
-				name, ok := pending[b.ToolUseID]
-				if !ok {
-					return nil, fmt.Errorf("message %d: tool_result for %q answers no tool_use of the message before", i, b.ToolUseID)
+				r := b.ToolResult
+				if r == nil {
+					r = &mcp.ToolResult{}
 				}
-				delete(pending, b.ToolUseID)
-				content := b.Content
+				name, ok := pending[r.ToolUseID]
+				if !ok {
+					return nil, fmt.Errorf("message %d: tool_result for %q answers no tool_use of the message before", i, r.ToolUseID)
+				}
+				delete(pending, r.ToolUseID)
+				content := r.Content
 				if content == nil {
 					content = []mcp.Content{}
 				}
-				m.ToolResults = append(m.ToolResults, ToolResult{ID: b.ToolUseID, Name: name, Content: content, StructuredContent: b.StructuredContent, IsError: b.IsError})
+				m.ToolResults = append(m.ToolResults, ToolResult{ID: r.ToolUseID, Name: name, Content: content, StructuredContent: r.StructuredContent, IsError: r.IsError})
 			}
 			if len(pending) > 0 {
 				return nil, fmt.Errorf("message %d lacks a tool_result for %d tool_use block(s) of the message before", i, len(pending))

@@ -41,8 +41,8 @@ func researchServer(t *testing.T) *mcptest.Server {
 					continue
 				}
 				var in struct{ Word string }
-				json.Unmarshal(b.Input, &in)
-				results = append(results, mcp.ToolResultContent(b.ID, []mcp.Content{mcp.TextContent(in.Word + " means octopus")}, false))
+				json.Unmarshal(b.ToolUse.Input, &in)
+				results = append(results, mcp.ToolResultContent(b.ToolUse.ID, []mcp.Content{mcp.TextContent(in.Word + " means octopus")}, false))
 			}
 			answer, _ := json.Marshal(results)
 			msgs = append(msgs, mcp.SamplingMessage{Role: "assistant", Content: res.Content}, mcp.SamplingMessage{Role: "user", Content: answer})

@@ -457,15 +457,21 @@ func (c *Conn) lostErr(ctx context.Context, werr error) error {
 	return fmt.Errorf("stdio: write to server (pid %d): %w: %w", c.pid, transport.ErrConnectionLost, werr)
 }
 
+// stderrReadSize is how much of stderr one read takes.
+const stderrReadSize = 1 << 10
+
 // drainStderr is the stderr goroutine: it keeps the tail and logs lines.
 func (c *Conn) drainStderr() {
 	defer close(c.stderrDone)
 	r := &drainReader{f: c.stderrR, exited: &c.exitedFlag}
 	logging := c.log.Enabled(context.Background(), slog.LevelDebug)
-	buf := make([]byte, 32<<10)
+	// Small: stderr is a trickle, and this buffer lives on the goroutine's
+	// stack for the Conn's whole life (32 KiB made it a 64 KiB stack for
+	// every idle session).
+	var buf [stderrReadSize]byte
 	var partial []byte // a line not yet ended, for the logger
 	for {
-		n, err := r.Read(buf)
+		n, err := r.Read(buf[:])
 		if n > 0 {
 			c.tail.Write(buf[:n])
 			if logging {

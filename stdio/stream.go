@@ -29,8 +29,15 @@ const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 
 const (
 	// readBufferSize is the bufio buffer for incoming lines. A line that
-	// fits is decoded from one copy; a longer one is accumulated.
-	readBufferSize = 64 << 10
+	// fits is decoded from one copy; a longer one is gathered in pooled
+	// blocks and copied once into a slice of its size. Small, because a
+	// Conn holds it for its whole life, idle or not: at 64 KiB, a host's
+	// thousand idle stdio sessions held 64 MiB of read buffers. A pool
+	// that took it back while the Conn waited was tried and dropped: a
+	// goroutine that resumes on another P finds another P's pool empty,
+	// so a busy sequential session allocated a new buffer every few
+	// calls (3 KB a call in bench/'s side suite, from 0.6).
+	readBufferSize = 4 << 10
 	// keepWriteBuffer is the largest write buffer kept for reuse between
 	// messages; a bigger one (a huge tool argument) is dropped after use so
 	// that a Conn does not pin it for its whole life.

@@ -79,28 +79,32 @@ func FuzzEventReaderReference(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, stream []byte, cut uint8) {
 		want, wantCut := reference(stream)
-		er := newEventReader(&choppy{b: stream, n: int(cut)%16 + 1}, len(stream)+1)
-		defer er.release()
-		var got []event
-		var err error
-		for {
-			var ev event
-			if ev, err = er.Next(); err != nil {
-				break
+		// Both readers: a POST's, and the long-lived stream's, which
+		// waits between events with a small buffer.
+		for _, newReader := range []func(io.Reader, int) *eventReader{newEventReader, newIdleEventReader} {
+			er := newReader(&choppy{b: stream, n: int(cut)%16 + 1}, len(stream)+1)
+			var got []event
+			var err error
+			for {
+				var ev event
+				if ev, err = er.Next(); err != nil {
+					break
+				}
+				got = append(got, ev)
 			}
-			got = append(got, ev)
-		}
-		if wantCut != (err == io.ErrUnexpectedEOF) || (!wantCut && err != io.EOF) {
-			t.Errorf("end: err %v, want cut %v", err, wantCut)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%d events, want %d:\n got %+v\nwant %+v", len(got), len(want), got, want)
-		}
-		for i := range got {
-			g, w := got[i], want[i]
-			if g.typ != w.typ || !bytes.Equal(g.data, w.data) || (g.data == nil) != (w.data == nil) ||
-				g.id != w.id || g.hasID != w.hasID || g.retry != w.retry || g.hasRetry != w.hasRetry {
-				t.Errorf("event %d: got %+v, want %+v", i, g, w)
+			er.release()
+			if wantCut != (err == io.ErrUnexpectedEOF) || (!wantCut && err != io.EOF) {
+				t.Errorf("end: err %v, want cut %v", err, wantCut)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d events, want %d:\n got %+v\nwant %+v", len(got), len(want), got, want)
+			}
+			for i := range got {
+				g, w := got[i], want[i]
+				if g.typ != w.typ || !bytes.Equal(g.data, w.data) || (g.data == nil) != (w.data == nil) ||
+					g.id != w.id || g.hasID != w.hasID || g.retry != w.retry || g.hasRetry != w.hasRetry {
+					t.Errorf("event %d: got %+v, want %+v", i, g, w)
+				}
 			}
 		}
 	})

@@ -175,7 +175,13 @@ func (c *Conn) do(ctx context.Context, method string, u *url.URL, body []byte, h
 			// request: net/http retries that only for idempotent
 			// methods. The request died with the connection before any
 			// answer, which on a kept-alive connection almost always means
-			// the server never read it: send it once more.
+			// the server never read it: send it once more. The Conn's own
+			// pool is emptied first: a server that closed one of its
+			// connections has most likely closed them all (it restarted),
+			// and the retry would take the next dead one.
+			if c.own != nil {
+				c.own.CloseIdleConnections()
+			}
 			staleRetried = true
 			attempt--
 			continue
@@ -302,20 +308,22 @@ func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, body []byte) er
 	if what == "" {
 		what = "response"
 	}
+	var opened <-chan struct{}
+	if msg.Method == mcp.NotificationInitialized {
+		// The GET stream opens beside this POST rather than after it:
+		// the session exists once initialize is answered, and the
+		// handshake then waits for the slower of the two instead of
+		// both in turn (a third of an HTTP handshake on loopback).
+		// The GET dials a connection of its own while the POST holds
+		// the handshake's, which stays warm for the first call.
+		opened = c.startGET()
+	}
 	resp, err := c.do(rctx, http.MethodPost, c.endpoint, body, hdr, what)
 	if err != nil {
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
 		return statusError(resp, readErrorBody(resp), what, hdr.Get("Mcp-Session-Id"))
-	}
-	var opened <-chan struct{}
-	if msg.Method == mcp.NotificationInitialized {
-		// The GET stream starts while this POST still holds its
-		// connection, so that the long-lived stream dials one of its own
-		// and the warm connection stays for the first call (which would
-		// otherwise dial).
-		opened = c.startGET()
 	}
 	// Drain a little so the connection can be reused, then let it go.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))

@@ -1,16 +1,15 @@
 package streamablehttp
 
 import (
-	"bytes"
-	"fmt"
 	"io"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/tako-mcp/tako/internal/blocks"
-	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/internal/sse"
 )
+
+// The SSE reader is internal/sse's, a package of its own so that bench/
+// can hold it to the reader this transport first used
+// (github.com/r3labs/sse/v2): see its design note. This is its face here.
 
 // event is one Server-Sent Event, its fields parsed per the WHATWG rules.
 type event struct {
@@ -22,216 +21,28 @@ type event struct {
 	hasRetry bool
 }
 
-// eventReader splits an SSE stream into events, reading it line by line
-// in one pass: each byte is looked at once, so an event of n bytes costs
-// O(n) however the body arrives (a scanner that looks for the blank line
-// from the start of its buffer at every read costs O(n²) on a large event
-// that comes in 64 KiB reads, which is how the budget hands them out).
-//
-// The read buffer is pooled and given back by release. A data line that
-// fits the buffer is copied once, to a slice of its exact size. A long one
-// is gathered in pooled blocks and, once its end is seen, copied into one
-// slice of its exact size, which becomes the event's data as it is: a
-// slice grown by append would allocate about five times its final size
-// on the way (append grows large slices by a quarter), and a message of
-// tens of megabytes would cost hundreds.
-//
-// Lines end in \r\n, \n or \r (WHATWG). An event still being received when
-// the stream ends is discarded, not dispatched: a cut stream must not hand
-// a half message to the engine.
-type eventReader struct {
-	r        io.Reader
-	buf      *[]byte
-	pos, end int
-	err      error       // the read error, returned once buf is drained
-	line     []byte      // a line that did not end within buf
-	blocks   blocks.List // a long line's bytes, once line would pass bigLine
-	skipLF   bool        // the last line ended in \r: a \n next is part of it
-	max      int         // the most bytes one event may take on the wire
-	size     int         // bytes of the current event so far
-	pending  bool        // the current event has a field
-	ev       event
-}
-
-// readBufSize is the read buffer: a few TCP segments, enough for most
-// messages in one read.
-const readBufSize = 16 << 10
-
-var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
-
-// bigLine is the size from which a data line's own buffer becomes the
-// event's data instead of being copied.
-const bigLine = 64 << 10
+// eventReader is sse.Reader with events of this package's shape.
+type eventReader struct{ r sse.Reader }
 
 func newEventReader(body io.Reader, maxEvent int) *eventReader {
-	return &eventReader{r: body, buf: readBufs.Get().(*[]byte), max: maxEvent}
+	er := new(eventReader)
+	er.r.Init(body, maxEvent, false)
+	return er
+}
+
+// newIdleEventReader is newEventReader for a stream that may sit for a
+// long time between events: it waits for each with a small buffer.
+func newIdleEventReader(body io.Reader, maxEvent int) *eventReader {
+	er := new(eventReader)
+	er.r.Init(body, maxEvent, true)
+	return er
+}
+
+// Next returns the next complete event; see sse.Reader.Next.
+func (er *eventReader) Next() (event, error) {
+	e, err := er.r.Next()
+	return event{typ: e.Type, data: e.Data, id: e.ID, hasID: e.HasID, retry: e.Retry, hasRetry: e.HasRetry}, err
 }
 
 // release gives the read buffer back; er must not be used after.
-func (er *eventReader) release() {
-	er.blocks.Reset()
-	if er.buf != nil {
-		readBufs.Put(er.buf)
-		er.buf = nil
-	}
-}
-
-// Next returns the next complete event. At the end of the stream it returns
-// io.EOF (io.ErrUnexpectedEOF if an event was cut off, or the read error);
-// an event larger than the cap gives an error wrapping
-// transport.ErrMessageTooLarge.
-func (er *eventReader) Next() (event, error) {
-	for {
-		if er.pos == er.end {
-			if er.err != nil {
-				return event{}, er.endErr()
-			}
-			n, err := er.r.Read(*er.buf)
-			er.pos, er.end, er.err = 0, n, err
-			if n == 0 && err == nil {
-				er.err = io.ErrNoProgress
-			}
-			continue
-		}
-		chunk := (*er.buf)[er.pos:er.end]
-		if er.skipLF {
-			er.skipLF = false
-			if chunk[0] == '\n' {
-				er.pos++
-				er.size++
-				continue
-			}
-		}
-		i := lineEnd(chunk)
-		if i < 0 {
-			if err := er.grow(len(chunk)); err != nil {
-				return event{}, err
-			}
-			er.carry(chunk)
-			er.pos = er.end
-			continue
-		}
-		n := i + 1
-		if chunk[i] == '\r' {
-			if i+1 < len(chunk) {
-				if chunk[i+1] == '\n' {
-					n++
-				}
-			} else {
-				er.skipLF = true
-			}
-		}
-		if err := er.grow(n); err != nil {
-			return event{}, err
-		}
-		er.pos += n
-		line, carried := chunk[:i], false
-		if er.blocks.Len() > 0 {
-			er.line = er.blocks.Join(line)
-			line, carried = er.line, true
-		} else if len(er.line) > 0 {
-			er.line = append(er.line, line...)
-			line, carried = er.line, true
-		}
-		done := er.field(line, carried)
-		if cap(er.line) > bigLine {
-			er.line = nil // a long line's buffer is not kept for the next
-		} else if er.line != nil {
-			er.line = er.line[:0]
-		}
-		if done {
-			ev := er.ev
-			er.ev, er.pending, er.size = event{}, false, 0
-			return ev, nil
-		}
-	}
-}
-
-// grow counts n more bytes of the current event against the cap.
-func (er *eventReader) grow(n int) error {
-	er.size += n
-	if er.size > er.max {
-		er.err = fmt.Errorf("sse event: %w", transport.ErrMessageTooLarge)
-		er.pos, er.end = 0, 0
-		return er.err
-	}
-	return nil
-}
-
-func (er *eventReader) endErr() error {
-	if er.err == io.EOF && (er.pending || len(er.line) > 0 || er.blocks.Len() > 0) {
-		return io.ErrUnexpectedEOF
-	}
-	return er.err
-}
-
-// carry keeps b, the part of a line that did not end in the read buffer.
-func (er *eventReader) carry(b []byte) {
-	if er.blocks.Len() == 0 && len(er.line)+len(b) <= bigLine {
-		er.line = append(er.line, b...)
-		return
-	}
-	if er.blocks.Len() == 0 {
-		er.blocks.Write(er.line)
-		er.line = er.line[:0]
-	}
-	er.blocks.Write(b)
-}
-
-// lineEnd returns the index of the first \r or \n in b, or -1.
-func lineEnd(b []byte) int {
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			return i
-		}
-	}
-	return -1
-}
-
-// field applies one line to the current event and reports whether the
-// line ended it. carried says line is er.line, whose buffer a large data
-// line may keep.
-func (er *eventReader) field(line []byte, carried bool) bool {
-	if len(line) == 0 {
-		if er.pending {
-			return true
-		}
-		er.size = 0
-		return false
-	}
-	if line[0] == ':' {
-		return false // a comment (keep-alive)
-	}
-	er.pending = true
-	ev := &er.ev
-	name, value := line, []byte(nil)
-	if c := bytes.IndexByte(line, ':'); c >= 0 {
-		name, value = line[:c], line[c+1:]
-		if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-	}
-	switch string(name) {
-	case "event":
-		ev.typ = string(value)
-	case "data":
-		switch {
-		case ev.data != nil:
-			ev.data = append(append(ev.data, '\n'), value...)
-		case carried && cap(line) >= bigLine:
-			ev.data = value
-			er.line = nil
-		default:
-			ev.data = append(make([]byte, 0, len(value)), value...)
-		}
-	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			ev.id, ev.hasID = string(value), true
-		}
-	case "retry":
-		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-			ev.retry, ev.hasRetry = time.Duration(n)*time.Millisecond, true
-		}
-	}
-	return false
-}
+func (er *eventReader) release() { er.r.Release() }

@@ -195,7 +195,12 @@ type streamState struct {
 func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, r *request, onEvent func(event)) error {
 	br := c.budget.reader(ctx, body)
 	defer br.done()
-	er := newEventReader(br, c.maxSize+4096)
+	var er *eventReader
+	if r == nil {
+		er = newIdleEventReader(br, c.maxSize+4096) // the standalone GET stream, or 2024-11-05's
+	} else {
+		er = newEventReader(br, c.maxSize+4096)
+	}
 	defer er.release()
 	for {
 		ev, err := er.Next()

@@ -238,3 +238,53 @@ func TestNotificationFloodIsBoundedByDefault(t *testing.T) {
 		t.Fatalf("dropped %d of %d, want %d (all but the one taken and the default %d queued)", d, n, past, documentedMaxQueuedNotifications)
 	}
 }
+
+// goroutinesIn reports how many goroutines are running a function whose
+// name contains fn.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), fn+"(")
+}
+
+// TestIdleSessionRunsNoEventGoroutines pins the fix for every Session
+// starting its event and refusal goroutines at Connect: an idle session,
+// never sent a notification, ran two goroutines for nothing (a host with a
+// thousand sessions, two thousand). They now start with the first event
+// or refusal, and Close still ends them.
+func TestIdleSessionRunsNoEventGoroutines(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20251125, echoTool))
+	s := connect(t, conn, nil)
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"transport.(*Session).eventLoop", "transport.(*Session).refuseLoop"} {
+		if n := goroutinesIn(fn); n != 0 {
+			t.Errorf("an idle session runs %d goroutines in %s, want none", n, fn)
+		}
+	}
+	got := make(chan struct{}, 1)
+	defer s.Subscribe(func(mcp.Notification) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})()
+	if err := f.conn.Write(context.Background(), &mcp.Message{Method: mcp.NotificationToolsListChanged}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, got, "the notification")
+	if n := goroutinesIn("transport.(*Session).eventLoop"); n != 1 {
+		t.Errorf("after a notification, %d event goroutines, want 1", n)
+	}
+	s.Close()
+	// Close has waited for it; it may still be on its way out of the
+	// deferred Done, as goleak allows for.
+	deadline := time.Now().Add(fakeWait)
+	for goroutinesIn("transport.(*Session).eventLoop") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after Close, an event goroutine is still running %v later", fakeWait)
+		}
+		runtime.Gosched()
+	}
+}

@@ -404,6 +404,7 @@ func (s *Session) exchange(ctx context.Context, n int64, method string, params j
 			// Progress the server sent before its answer may still be in
 			// the event queue; let it reach the callback first, so a caller
 			// sees all of a call's progress by the time the call returns.
+			s.startEvents()
 			s.events.barrier(s.done)
 		}
 		return res, err

@@ -107,6 +107,7 @@ func (q *eventQueue) pop() (func(), bool) {
 // 1000th after it.
 func (s *Session) queueEvent(fn func()) {
 	if s.events.push(fn) {
+		s.startEvents()
 		return
 	}
 	if n := s.dropped.Add(1); n == 1 || n%1000 == 0 {

@@ -84,6 +84,7 @@ func (s *Session) refuse(msg *mcp.Message) {
 		Message: fmt.Sprintf("client busy: %d requests from the server are already being answered", s.opts.MaxServerRequests)})
 	select {
 	case s.refusals <- resp:
+		s.startRefusals()
 	default:
 		s.log.Warn("mcp: dropped a server request: too many at once", "method", msg.Method, "bound", s.opts.MaxServerRequests)
 	}

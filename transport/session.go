@@ -32,6 +32,12 @@ package transport
 //   - the refusal goroutine writes the busy errors for server requests past
 //     the bound, one at a time, each bounded.
 //
+// The event and refusal goroutines start with the first event or refusal
+// there is (startEvents, startRefusals) and then live as long as the
+// session: a session that is never sent a notification, the common idle
+// one, runs neither (two goroutines and their stacks less for each of a
+// host's sessions; bench/'s sessions suite).
+//
 // Calls run on their callers' goroutines: a call registers itself in the
 // pending map, writes its request and waits for its response, its context,
 // or the end of the session. Whoever removes a call from the pending map
@@ -152,6 +158,8 @@ type Session struct {
 	readerCtx context.Context
 	stopRead  context.CancelFunc
 	wg        sync.WaitGroup // reader, event goroutine, handlers
+
+	eventsOn, refusalsOn atomic.Bool // the event and refusal goroutines have started
 }
 
 type pendingCall struct {
@@ -255,14 +263,12 @@ func newSession(conn Conn, opts *Options) *Session {
 	s.cache = s.newCache()
 	s.refusals = make(chan *mcp.Message, refusalQueue)
 	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
-	s.wg.Add(3)
+	s.wg.Add(1) // the reader's: the Conn's own goroutine, for a Pusher
 	if p, ok := conn.(Pusher); ok {
 		p.Push(s.push)
 	} else {
 		go s.readLoop()
 	}
-	go s.eventLoop()
-	go s.refuseLoop()
 	return s
 }
 
@@ -584,6 +590,32 @@ func (s *Session) Subscribe(fn func(mcp.Notification)) (unsubscribe func()) {
 		s.subs = slices.DeleteFunc(slices.Clone(s.subs), func(x *subscriber) bool { return x.id == id })
 		s.mu.Unlock()
 	}
+}
+
+// startEvents starts the event goroutine if it has not started and the
+// session has not ended. Whoever queues an event calls it.
+func (s *Session) startEvents() { s.startOnce(&s.eventsOn, s.eventLoop) }
+
+// startRefusals starts the refusal goroutine likewise.
+func (s *Session) startRefusals() { s.startOnce(&s.refusalsOn, s.refuseLoop) }
+
+// startOnce runs loop on a goroutine of the session's the first time it is
+// called for on, unless the session has ended. The check and the wg.Add
+// are under s.mu, under which end records the reason before it closes
+// done: either the Add comes first, and so before Close waits for the
+// goroutines, or the reason is seen and nothing is added.
+func (s *Session) startOnce(on *atomic.Bool, loop func()) {
+	if on.Load() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on.Load() || s.err != nil {
+		return
+	}
+	on.Store(true)
+	s.wg.Add(1)
+	go loop()
 }
 
 func (s *Session) eventLoop() {

@@ -137,7 +137,9 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 		case mcp.ContentImage, mcp.ContentAudio:
 			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), base64Size(c.Data))
 		case mcp.ContentResourceLink:
-			text(cleanLine(c.URI))
+			if c.Link != nil {
+				text(cleanLine(c.Link.URI))
+			}
 		case mcp.ContentResource:
 			switch res := c.Resource; {
 			case res == nil:

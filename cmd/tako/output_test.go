@@ -172,7 +172,7 @@ func TestWriteContent(t *testing.T) {
 			"[image image/png, 8 bytes]\n"},
 		{"audio without type", mcp.CallToolResult{Content: []mcp.Content{{Type: "audio", Data: "AAAA"}}},
 			"[audio (no MIME type), 3 bytes]\n"},
-		{"resource link", mcp.CallToolResult{Content: []mcp.Content{{Type: "resource_link", URI: "file:///a.txt", Name: "a", Size: &size}}},
+		{"resource link", mcp.CallToolResult{Content: []mcp.Content{{Type: "resource_link", Link: &mcp.ResourceLink{URI: "file:///a.txt", Name: "a", Size: &size}}}},
 			"file:///a.txt\n"},
 		{"embedded text", mcp.CallToolResult{Content: []mcp.Content{{Type: "resource", Resource: &mcp.ResourceContents{URI: "mem://x", Text: &text}}}},
 			"embedded text\n"},

@@ -10,7 +10,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,7 +60,8 @@ type Options struct {
 
 // Provider calls the Messages API. It is safe for concurrent use.
 type Provider struct {
-	opts Options
+	opts  Options
+	tools apiclient.ToolsJSON // the JSON of the tools last sent, for the next turn
 }
 
 // New returns a Provider. It fails when no API key is given or found in
@@ -183,7 +183,7 @@ type (
 // Complete runs one turn.
 func (p *Provider) Complete(ctx context.Context, req *orchestrator.Request, stream func(orchestrator.Delta)) (*orchestrator.Response, error) {
 	streaming := stream != nil || p.opts.Stream
-	body, err := json.Marshal(p.encode(req, streaming))
+	body, err := p.body(req, streaming)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
@@ -192,7 +192,7 @@ func (p *Provider) Complete(ctx context.Context, req *orchestrator.Request, stre
 		Retryable:  func(s int) bool { return s == http.StatusTooManyRequests || s >= 500 },
 		Sleep:      p.opts.sleep,
 	}, func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.BaseURL+"/v1/messages", bytes.NewReader(body))
+		r, err := body.NewRequest(ctx, http.MethodPost, p.opts.BaseURL+"/v1/messages")
 		if err != nil {
 			return nil, err
 		}
@@ -394,6 +394,23 @@ func blocks(cs []mcp.Content) []wireBlock {
 		out = append(out, wireBlock{Type: "text", Text: orchestrator.ContentAsText(c)})
 	}
 	return out
+}
+
+// body is the request's JSON: encode's, with the tools' JSON from the
+// cache when they are those of the last turn.
+func (p *Provider) body(req *orchestrator.Request, stream bool) (apiclient.Body, error) {
+	mr := p.encode(req, stream)
+	tools := mr.Tools
+	mr.Tools = nil
+	b, err := json.Marshal(mr)
+	if err != nil || len(tools) == 0 {
+		return apiclient.Body{b}, err
+	}
+	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(tools) })
+	if err != nil {
+		return nil, err
+	}
+	return apiclient.Splice(b, "tools", tj), nil
 }
 
 func (p *Provider) encode(req *orchestrator.Request, stream bool) *messagesRequest {

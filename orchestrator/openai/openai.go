@@ -64,7 +64,8 @@ type Options struct {
 
 // Provider calls the Chat Completions API. It is safe for concurrent use.
 type Provider struct {
-	opts Options
+	opts  Options
+	tools apiclient.ToolsJSON // the JSON of the tools last sent, for the next turn
 }
 
 // New returns a Provider.
@@ -204,7 +205,7 @@ func (p *Provider) Complete(ctx context.Context, req *orchestrator.Request, stre
 		Retryable:  func(s int) bool { return s == http.StatusTooManyRequests || s >= 500 },
 		Sleep:      p.opts.sleep,
 	}, func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.BaseURL+"/chat/completions", bytes.NewReader(body))
+		r, err := body.NewRequest(ctx, http.MethodPost, p.opts.BaseURL+"/chat/completions")
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +400,7 @@ func (p *Provider) readStream(resp *http.Response, stream func(orchestrator.Delt
 }
 
 // encode builds the request body.
-func (p *Provider) encode(req *orchestrator.Request, stream bool) ([]byte, error) {
+func (p *Provider) encode(req *orchestrator.Request, stream bool) (apiclient.Body, error) {
 	cr := chatRequest{Model: p.opts.Model, Temperature: req.Temperature, Stop: req.StopSequences, Stream: stream}
 	if stream {
 		cr.StreamOptions = &streamOptions{IncludeUsage: true}
@@ -422,6 +423,8 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) ([]byte, error
 		// are those of sampling's toolChoice.mode.
 		cr.ToolChoice = string(req.ToolChoice)
 	}
+	tools := cr.Tools
+	cr.Tools = nil
 	b, err := json.Marshal(cr)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encoding the request: %w", err)
@@ -430,7 +433,16 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) ([]byte, error
 		// The field's name is configurable, so it is spliced in.
 		b = append(b[:len(b)-1], fmt.Sprintf(",%q:%d}", p.opts.MaxTokensField, req.MaxTokens)...)
 	}
-	return b, nil
+	if len(tools) == 0 {
+		return apiclient.Body{b}, nil
+	}
+	// The tools' JSON comes from the cache when they are those of the
+	// last turn.
+	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(tools) })
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding the request: %w", err)
+	}
+	return apiclient.Splice(b, "tools", tj), nil
 }
 
 // messages converts one conversation message; tool results become one

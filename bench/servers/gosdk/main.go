@@ -22,7 +22,10 @@
 // Tools:
 //
 //	echo {message}   returns one text block, "Echo: <message>"
-//	big {bytes}      returns one text block of exactly <bytes> bytes ("x" repeated)
+//	big {bytes,kind} returns one block of exactly <bytes> bytes of the payload
+//	                 kind (bench/internal/payload: "text", the default, log
+//	                 lines; "json", a JSON document as text; "image", an image
+//	                 block whose base64 data is <bytes> long)
 //
 // The benchmarks pin protocol 2025-11-25 on every client (the revision the
 // perf anchors were measured with); the server answers whatever the SDK
@@ -46,6 +49,8 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tako-mcp/tako/bench/internal/payload"
 )
 
 // maxBig bounds the big tool: a benchmark asks for at most 16 MiB, and a
@@ -134,42 +139,61 @@ type echoIn struct {
 }
 
 type bigIn struct {
-	Bytes int `json:"bytes" jsonschema:"size of the text block to return, in bytes"`
+	Bytes int    `json:"bytes" jsonschema:"size of the block to return, in bytes (an image's base64 text)"`
+	Kind  string `json:"kind,omitempty" jsonschema:"text (the default), json or image"`
 }
 
-// payloads caches the big tool's text by size: building a 16 MiB string on
-// every call would add server time that says nothing about the clients.
+// payloads caches the big tool's results by kind and size: building a
+// 16 MiB payload on every call would add server time that says nothing
+// about the clients.
 type payloads struct {
 	mu sync.Mutex
-	m  map[int]string
+	m  map[bigIn]*mcp.CallToolResult
 }
 
-func (p *payloads) get(n int) string {
+func (p *payloads) get(in bigIn) (*mcp.CallToolResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s, ok := p.m[n]
-	if !ok {
-		s = strings.Repeat("x", n)
-		p.m[n] = s
+	if r, ok := p.m[in]; ok {
+		return r, nil
 	}
-	return s
+	var r *mcp.CallToolResult
+	if in.Kind == payload.Image {
+		raw, err := payload.ImageBytes(in.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		r = &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: raw, MIMEType: payload.ImageMIME}}}
+	} else {
+		s, err := payload.Make(in.Kind, in.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		r = text(s)
+	}
+	p.m[in] = r
+	return r, nil
 }
 
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench-gosdk", Version: "1.0.0"}, nil)
-	cache := &payloads{m: make(map[int]string)}
+	cache := &payloads{m: make(map[bigIn]*mcp.CallToolResult)}
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text("Echo: " + in.Message), nil, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a text block of the given size"},
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a block of the given size and kind"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
 			if in.Bytes < 0 || in.Bytes > maxBig {
 				return nil, nil, fmt.Errorf("bytes must be between 0 and %d, got %d", maxBig, in.Bytes)
 			}
-			return text(cache.get(in.Bytes)), nil, nil
+			if in.Kind == "" {
+				in.Kind = payload.Text
+			}
+			r, err := cache.get(in)
+			return r, nil, err
 		})
 
 	addManyTools(s, manyTools)
