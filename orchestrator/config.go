@@ -7,7 +7,12 @@ package orchestrator
 // program connected, or a Connect of its own. So the agent speaks every
 // transport tako does, names servers as the CLI does (dial's default
 // names, made unique with -2), and imports no transport package but
-// transport itself (DESIGN.md). New checks every server before it starts
+// transport itself (DESIGN.md). Of tako's packages it imports dial,
+// registry and transport, and mcp: the data model sits under every layer,
+// and a Message's content is the mcp.Content a tool result already holds,
+// so a result reaches the model without a copy into types of the agent's
+// own (transport re-exporting them would give each type two names). New
+// checks every server before it starts
 // any (Server.Check), then connects them concurrently, so one bad entry
 // costs nothing and one failed handshake closes the rest.
 //
