@@ -252,9 +252,16 @@ func (p *inspectPage) typeIn(sel, text string) {
 // waitFor waits until the JavaScript expression is true.
 func (p *inspectPage) waitFor(what, expr string) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.tab, pageWait)
+	p.waitWithin(pageWait, what, expr)
+}
+
+// waitWithin is waitFor with a deadline of its own, for work that grows
+// with its size rather than with a person's pace.
+func (p *inspectPage) waitWithin(d time.Duration, what, expr string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.tab, d)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(pageWait))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(d))); err != nil {
 		p.screenshot("failed-wait")
 		p.t.Fatalf("waiting for %s: %v\npage text: %.3000s", what, err, p.text("body"))
 	}
