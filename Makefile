@@ -111,10 +111,13 @@ bench-peers:
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./cmd/peers ./cmd/footprint-floor ./cmd/footprint-tako ./cmd/footprint-gosdk ./cmd/footprint-mcpgo ./servers/gosdk ./servers/bridge ./servers/tiny
 	./$(BIN)/bench/peers -bins $(BIN)/bench
 
-# The smoke test builds the peers' clients and the benchmark server and
-# checks every client against it; it must run, so a skip fails the target.
+# The smoke test builds every command of bench/ (peers, the servers, each
+# client's footprint binary) and the benchmarks, and checks every client
+# against the server in each suite at a tiny size; it must run, so a skip
+# fails the target.
 bench-smoke:
 	@echo "go vet ./... (bench)"; cd bench && $(GO) vet ./...
+	@echo "go build ./... (bench: peers, the servers, the footprint binaries)"; cd bench && $(GO) build ./...
 	@echo "go test -race ./... (bench, tests only)"; cd bench && \
 	out=$$($(GO) test -race -count 1 -timeout 5m -v -run '^Test' ./... 2>&1); status=$$?; \
 	printf '%s\n' "$$out" | grep -E '^(--- |ok |FAIL|PASS|panic)|_test\.go:'; \

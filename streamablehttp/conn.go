@@ -126,6 +126,18 @@ const DefaultMaxMessageSize = transport.DefaultMaxMessageSize
 // keeps to its server.
 const ownIdleConnsPerHost = 64
 
+// ownIdleConnTimeout is how long the Conn's own transport keeps a
+// connection no request uses. Node's HTTP server, which the TypeScript
+// SDK's servers run on, closes a kept-alive connection idle for 5 s
+// (keepAliveTimeout), so a connection kept longer is mostly dead on
+// arrival and costs the stale-connection retry of post.go; and an idle
+// session kept its calls' connection for http.DefaultTransport's 90 s,
+// two net/http goroutines and their buffers (about 15 KB) more than a
+// session on a shared client: 5 goroutines and 37 KB per idle session
+// in bench/'s sessions suite, against go-sdk's 4 and 25 KB. A session
+// that calls more often than this keeps its connection.
+const ownIdleConnTimeout = 4 * time.Second
+
 // Options configure a Conn. The zero value works.
 type Options struct {
 	// HTTPClient sends every request. Its Timeout is ignored (a copy
@@ -141,7 +153,9 @@ type Options struct {
 	// connections. The Conn's own transport keeps 64.
 	HTTPClient *http.Client
 	// RoundTripper is used when HTTPClient is nil. Nil means a clone of
-	// http.DefaultTransport owned (and closed) by the Conn.
+	// http.DefaultTransport owned (and closed) by the Conn, which keeps up
+	// to 64 idle connections to the server and closes one that no request
+	// has used for 4 s, as a Node server would.
 	RoundTripper http.RoundTripper
 
 	// Header is added to every request (POST, GET, DELETE).
@@ -278,6 +292,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 		// open new ones: 7,108 TCP connections for 25k calls from 16
 		// callers in bench/, against the floor's 142.
 		c.own.MaxIdleConnsPerHost = ownIdleConnsPerHost
+		c.own.IdleConnTimeout = ownIdleConnTimeout
 		c.client = &http.Client{Transport: c.own}
 	}
 	c.client.CheckRedirect = sameOrigin(c.client.CheckRedirect)

@@ -1,7 +1,9 @@
 package streamablehttp_test
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -130,5 +132,69 @@ func TestGETStreamOpensBesideInitialized(t *testing.T) {
 	connect(t, testContext(t), hs.URL, nil)
 	if waited.Load() {
 		t.Fatal("the GET stream came only after notifications/initialized was answered")
+	}
+}
+
+// TestIdleSessionClosesItsCallConnection pins the fix for an idle session
+// on the Conn's own transport keeping its calls' connection for
+// http.DefaultTransport's 90 s: two net/http goroutines and their buffers
+// per session (5 goroutines and 37 KB per idle session in bench/'s
+// sessions suite, against go-sdk's 4 and 25 KB). With the Conn's
+// defaults, the server sees that connection closed a few seconds after
+// the last call, while the GET stream's stays open.
+func TestIdleSessionClosesItsCallConnection(t *testing.T) {
+	t.Parallel()
+	srv := newLegacyServer()
+	srv.onGet = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	var (
+		mu     sync.Mutex
+		open   = map[net.Conn]bool{}
+		closed = make(chan struct{}, 16)
+	)
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open[c] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c)
+			closed <- struct{}{}
+		}
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := connect(t, ctx, hs.URL, nil)
+	if _, err := callEcho(ctx, s, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(open)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("the server has %d connections from the session, want 2 (the calls' and the GET stream's)", n)
+	}
+	start := time.Now()
+	for count() > 1 {
+		select {
+		case <-closed:
+		case <-ctx.Done():
+			t.Fatalf("the calls' connection was still open %v after the last call", time.Since(start).Round(time.Second))
+		}
+	}
+	t.Logf("the calls' connection closed %v after the last call", time.Since(start).Round(100*time.Millisecond))
+	// The GET stream is not idle: it stays, and the session still calls.
+	if _, err := callEcho(ctx, s, "again"); err != nil {
+		t.Fatal(err)
 	}
 }

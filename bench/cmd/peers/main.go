@@ -423,13 +423,16 @@ func scaleRows() []row {
 	for _, n := range bench.ToolPoints {
 		k := fmt.Sprintf("registry.%d.", n)
 		pre := commas(int64(n)) + " local tools"
+		// The tako worker over stdio measures them (runScale): no other
+		// transport's rows, which would be dashes.
+		stdio := []string{"stdio"}
 		rs = append(rs,
-			row{suite: "scale", key: k + "dispatch_us", label: pre + ": registry Dispatch of one call (arguments validated)", unit: "µs"},
-			row{suite: "scale", key: k + "dispatch_bytes", label: pre + ": registry Dispatch, bytes allocated", unit: "B"},
-			row{suite: "scale", key: k + "turn_us", label: pre + ": one agent turn, the model answering at once", unit: "µs"},
-			row{suite: "scale", key: k + "turn_bytes", label: pre + ": one agent turn, bytes allocated", unit: "B"},
-			row{suite: "scale", key: k + "turn_anthropic_us", label: pre + ": one agent turn through the Anthropic provider and a local server", unit: "µs"},
-			row{suite: "scale", key: k + "turn_anthropic_bytes", label: pre + ": that turn, bytes allocated", unit: "B"})
+			row{suite: "scale", key: k + "dispatch_us", label: pre + ": registry Dispatch of one call (arguments validated)", unit: "µs", only: stdio},
+			row{suite: "scale", key: k + "dispatch_bytes", label: pre + ": registry Dispatch, bytes allocated", unit: "B", only: stdio},
+			row{suite: "scale", key: k + "turn_us", label: pre + ": one agent turn, the model answering at once", unit: "µs", only: stdio},
+			row{suite: "scale", key: k + "turn_bytes", label: pre + ": one agent turn, bytes allocated", unit: "B", only: stdio},
+			row{suite: "scale", key: k + "turn_anthropic_us", label: pre + ": one agent turn through the Anthropic provider and a local server", unit: "µs", only: stdio},
+			row{suite: "scale", key: k + "turn_anthropic_bytes", label: pre + ": that turn, bytes allocated", unit: "B", only: stdio})
 	}
 	return rs
 }
