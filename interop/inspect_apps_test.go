@@ -59,7 +59,7 @@ func TestInspectAppsViewersAndScale(t *testing.T) {
 	// 2,000 tools: listed, paged, found by search, the page responsive.
 	start := time.Now()
 	p.openTab(name, "tools")
-	p.waitFor("the long list", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === '2005 of 2005 tools'`, pn+` .side .count`))
+	p.waitFor("the long list", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === '2006 of 2006 tools'`, pn+` .side .count`))
 	listed := time.Since(start)
 	if n := eval[int](p, fmt.Sprintf(`document.querySelectorAll(%q).length`, pn+` ul.tools li`)); n > 100 {
 		t.Errorf("%d tools drawn at once; want a page of them", n)

@@ -19,9 +19,10 @@ import (
 // then connects and its tools list. The OAuth page shows each step: the
 // challenge, the resource's and the authorization server's metadata, the
 // registration, the authorization request, the token response with the
-// access token's claims; and neither the page nor the exported session
-// holds the access or the refresh token (read from the token store the
-// login filled).
+// access token's claims; once the access token expired, the refresh the
+// page's next request makes, with the new token's claims; and neither the
+// page nor the exported session holds the access or the refresh token
+// (read from the token store the login filled).
 func TestInspectOAuthLogin(t *testing.T) {
 	ctx := strictTestContext(t, 3*time.Minute)
 	as, rs := startStrict(t, ctx)
@@ -61,6 +62,27 @@ func TestInspectOAuthLogin(t *testing.T) {
 	if err != nil || rec.Token == nil {
 		t.Fatalf("the login stored no token: %v", err)
 	}
+	// Once the access token has expired, the next request of the page
+	// refreshes it: a refresh step, with the new token's claims.
+	if rec.Token.RefreshToken.Reveal() == "" {
+		t.Fatal("the login stored no refresh token: no refresh to show")
+	}
+	waitExpired(t, ctx, rec)
+	p.openTab(name, "tools")
+	p.click(pn + ` .side .bar button`)
+	p.openTab(name, "auth")
+	p.waitFor("the refresh step", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` li.step[data-kind="refresh"]`))
+	eval[bool](p, fmt.Sprintf(`(document.querySelectorAll(%q).forEach((d) => d.open = true), true)`, pn+` li.step details`))
+	refresh := p.text(pn + ` li.step[data-kind="refresh"]`)
+	if !strings.Contains(refresh, "Refresh") || !strings.Contains(refresh, "JWT claims") || !strings.Contains(refresh, `"sub"`) || !strings.Contains(refresh, "refresh_token") {
+		t.Errorf("the refresh step shows no grant or no claims of the new token:\n%s", refresh)
+	}
+	p.screenshot("oauth refresh")
+	rec, err = store.Load(ctx, ac.Resource(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	html := eval[string](p, `document.documentElement.outerHTML`)
 	var export json.RawMessage
 	in.api(t, ctx, "GET", "/api/export", nil, &export)

@@ -31,8 +31,8 @@ import (
 // stdout), and a page of headless Chromium driven through the DevTools
 // protocol with real clicks and keystrokes. Every wait has a deadline
 // (pageWait); every page's JavaScript errors fail the test; a screenshot
-// of each page goes to $TAKO_ARTIFACTS/<test> (or the test's temporary
-// directory) for a person to look at.
+// of each page goes to the test's artifacts (artifactDir) for a person to
+// look at.
 
 // inspector is one running `tako inspect`.
 type inspector struct {
@@ -132,6 +132,43 @@ func (in *inspector) api(t *testing.T, ctx context.Context, method, path string,
 	return resp.StatusCode
 }
 
+// artifactsRoot is where the browser tests' screenshots go when
+// TAKO_ARTIFACTS does not say: artifacts/ in the interop module
+// (ignored by git), so that they outlive the run, in CI too, for a person
+// to look at.
+const artifactsRoot = "artifacts"
+
+var (
+	artifactsMu    sync.Mutex
+	artifactsFresh = map[string]bool{}
+)
+
+// artifactDir is the directory of the test's screenshots:
+// $TAKO_ARTIFACTS/<test>, else artifacts/<test> under the interop module,
+// emptied of an earlier run's the first time a run asks for it.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv("TAKO_ARTIFACTS")
+	if root == "" {
+		root = artifactsRoot
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
+	artifactsMu.Lock()
+	defer artifactsMu.Unlock()
+	if !artifactsFresh[dir] {
+		artifactsFresh[dir] = true
+		os.RemoveAll(dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // page is one tab of headless Chromium on the inspector's page.
 type inspectPage struct {
 	t    *testing.T
@@ -171,13 +208,7 @@ func openPage(t *testing.T, browser context.Context, u string) *inspectPage {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
-	p := &inspectPage{t: t, tab: tab, dir: t.TempDir()}
-	if dir := os.Getenv("TAKO_ARTIFACTS"); dir != "" {
-		p.dir = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
-		if err := os.MkdirAll(p.dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := &inspectPage{t: t, tab: tab, dir: artifactDir(t)}
 	if err := chromedp.Do(tab); err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +228,7 @@ func openPage(t *testing.T, browser context.Context, u string) *inspectPage {
 		if errs := p.errors(); len(errs) > 0 {
 			t.Errorf("the page's console had errors:\n\t%s", strings.Join(errs, "\n\t"))
 		}
-		if t.Failed() {
-			t.Logf("screenshots in %s", p.dir)
-		}
+		t.Logf("screenshots in %s", p.dir)
 	})
 	p.do("open the page", chromedp.Navigate(u))
 	p.waitFor("the page to load its state", `document.getElementById('live') && document.getElementById('live').textContent === 'live'`)
@@ -347,4 +376,26 @@ func (p *inspectPage) openTab(name, tab string) {
 func js(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestInspectArtifactDir: the screenshots of the browser tests go where a
+// person finds them after the run, CI's included: artifacts/<test> in the
+// interop module when TAKO_ARTIFACTS is unset (they went to the test's
+// temporary directory, removed as the test ended), and
+// $TAKO_ARTIFACTS/<test> when it is set.
+func TestInspectArtifactDir(t *testing.T) {
+	t.Setenv("TAKO_ARTIFACTS", "")
+	cwd, _ := os.Getwd()
+	dir := artifactDir(t)
+	if want := filepath.Join(cwd, "artifacts", "TestInspectArtifactDir"); dir != want {
+		t.Errorf("artifactDir without TAKO_ARTIFACTS = %s, want %s", dir, want)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Errorf("%s is no directory: %v", dir, err)
+	}
+	root := t.TempDir()
+	t.Setenv("TAKO_ARTIFACTS", root)
+	if got, want := artifactDir(t), filepath.Join(root, "TestInspectArtifactDir"); got != want {
+		t.Errorf("artifactDir with TAKO_ARTIFACTS = %s, want %s", got, want)
+	}
 }

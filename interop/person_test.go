@@ -25,8 +25,8 @@ import (
 // point of the test, since a login that only works when answered at once
 // fails people. Every wait for a page or an element has a deadline. Each
 // page is recorded (its address, title and the text a person reads) for
-// failure messages, with a screenshot in $TAKO_ARTIFACTS/<test> or the
-// test's temporary directory.
+// failure messages, with a screenshot in the test's artifacts
+// (artifactDir).
 
 // pageWait bounds the wait for one page to load or one element to answer.
 const pageWait = 30 * time.Second
@@ -74,13 +74,7 @@ func newPerson(t *testing.T, user, password string, dwell time.Duration) *person
 		requireInstalled(t, "chromium is not installed (apt-get install -y chromium)")
 	}
 	p := &person{t: t, user: user, password: password, dwell: dwell, output: &tailBuffer{max: 32 << 10}}
-	p.artifacts = t.TempDir()
-	if dir := os.Getenv("TAKO_ARTIFACTS"); dir != "" {
-		p.artifacts = filepath.Join(dir, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
-		if err := os.MkdirAll(p.artifacts, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p.artifacts = artifactDir(t)
 	// chromedp's defaults are headless, --disable-background-networking
 	// (without it Chromium's own connections are refused by a closed
 	// network and it stalls), --disable-sync, --no-first-run and a fresh

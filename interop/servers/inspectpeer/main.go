@@ -9,6 +9,9 @@
 //	bad-output      structuredContent that breaks its output schema
 //	contents        one block of each kind the viewers show: an image, audio, and
 //	                embedded PDF, CSV and HTML resources
+//	form {...}      an input schema with a nested object, arrays (of strings, of
+//	                objects, of an enum), an enum, defaults and required fields;
+//	                answers with the arguments it got, as JSON text
 package main
 
 import (
@@ -120,6 +123,10 @@ func main() {
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://page.html", MIMEType: "text/html", Text: "<h1>hello html</h1><script>parent.postMessage('escaped', '*')</script>"}},
 			}}, nil, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "form", Description: "Answers with the arguments it got", InputSchema: formSchema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("got " + string(req.Params.Arguments)), nil
+		})
 	for i := 1; i <= *tools; i++ {
 		mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool-%04d", i), Description: fmt.Sprintf("Tool number %d of a long list", i)},
 			func(_ context.Context, _ *mcp.CallToolRequest, in manyIn) (*mcp.CallToolResult, any, error) {
@@ -168,3 +175,23 @@ func tinyWAV() []byte {
 }
 
 const tinyPDF = "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+
+// formSchema is the form tool's input schema: what a generated form must
+// model.
+var formSchema = map[string]any{
+	"type":     "object",
+	"required": []string{"title", "owner"},
+	"properties": map[string]any{
+		"title":    map[string]any{"type": "string", "description": "What it is called"},
+		"priority": map[string]any{"type": "string", "enum": []string{"low", "normal", "high"}, "default": "normal"},
+		"count":    map[string]any{"type": "integer", "default": 3, "minimum": 0},
+		"urgent":   map[string]any{"type": "boolean"},
+		"owner": map[string]any{"type": "object", "required": []string{"name"}, "properties": map[string]any{
+			"name":  map[string]any{"type": "string"},
+			"email": map[string]any{"type": "string", "format": "email"},
+		}},
+		"tags":   map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		"days":   map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []string{"mon", "tue", "wed"}}},
+		"points": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "number"}, "y": map[string]any{"type": "number"}}}},
+	},
+}

@@ -108,6 +108,16 @@ func (ins *Inspector) routes(mux *http.ServeMux) {
 	srv("POST", "/prompt", ins.apiGetPrompt)
 	srv("POST", "/complete", ins.apiComplete)
 	srv("POST", "/loglevel", ins.apiLogLevel)
+	srv("POST", "/pause", func(s *server, r *http.Request) (any, error) {
+		var p struct {
+			On bool `json:"on"`
+		}
+		if err := readJSON(r, &p); err != nil {
+			return nil, err
+		}
+		s.setPause(p.On)
+		return s.summary(), nil
+	})
 	srv("PUT", "/roots", func(s *server, r *http.Request) (any, error) {
 		var roots []mcp.Root
 		if err := readJSON(r, &roots); err != nil {

@@ -377,3 +377,75 @@ func TestRunOpensThePage(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestPauseAtInputRequired: with the pause asked for, a call whose server
+// answers input_required is held there: the page is told what the server
+// asks for (a "paused" request with the inputRequests), the history
+// already has the input_required result in the call's group, and the call
+// goes on only once the person lets it (then the roots edited meanwhile
+// are what it gets), or ends when the person stops it. Without the pause
+// the same call runs through.
+func TestPauseAtInputRequired(t *testing.T) {
+	r := start(t, &Config{Servers: []Target{{Server: testServer(t, "")}}})
+	ev := r.follow(t)
+	ev.connected(t, r, "s1")
+
+	var sum summary
+	r.api(t, "POST", "/api/servers/s1/pause", map[string]bool{"on": true}, &sum)
+	if !sum.Pause || !sum.Features["pause"] {
+		t.Fatalf("after asking for the pause: pause %v, feature %v", sum.Pause, sum.Features["pause"])
+	}
+	var started run
+	r.api(t, "POST", "/api/servers/s1/call", map[string]any{"name": "roots"}, &started)
+	var sr serverRequest
+	json.Unmarshal(ev.wait(t, "request", nil), &sr)
+	var p paused
+	json.Unmarshal(sr.Params, &p)
+	if sr.Kind != "paused" || p.Method != mcp.MethodToolsCall || !strings.Contains(string(p.Result), `"input_required"`) || !strings.Contains(string(p.Result), mcp.MethodRootsList) {
+		t.Fatalf("the paused request: %s %+v", sr.Kind, p)
+	}
+	var h struct{ Entries []entry }
+	r.api(t, "GET", "/api/history?server=s1", nil, &h)
+	var call, ir *entry
+	for i := range h.Entries {
+		e := &h.Entries[i]
+		if e.Kind == "request" && e.Name == "roots" {
+			call = e
+		}
+		if call != nil && e.Kind == "response" && e.Group == call.Group && e.ID == p.ID {
+			ir = e
+		}
+	}
+	if call == nil || ir == nil {
+		t.Fatalf("the history lacks the call or its input_required result in its group: %+v", h.Entries)
+	}
+	var now run
+	r.api(t, "GET", "/api/runs/"+started.ID, nil, &now)
+	if now.State != "running" {
+		t.Fatalf("the paused call is %s, want running", now.State)
+	}
+	// The person edits the roots while the call waits, then lets it go on.
+	r.api(t, "PUT", "/api/servers/s1/roots", []mcp.Root{{URI: "file:///tmp/paused", Name: "p"}}, nil)
+	r.api(t, "POST", "/api/servers/s1/requests/"+sr.ID, answer{Action: "continue"}, nil)
+	if done := ev.runEnded(t, started.ID); done.State != "done" || !strings.Contains(textOf(t, done), "file:///tmp/paused") {
+		t.Fatalf("the call let go on ended %s: %q %s", done.State, textOf(t, done), done.Error)
+	}
+
+	// Stopped there, the call ends with the person's reason.
+	r.api(t, "POST", "/api/servers/s1/call", map[string]any{"name": "roots"}, &started)
+	json.Unmarshal(ev.wait(t, "request", nil), &sr)
+	if code, _ := r.req(t, "POST", "/api/servers/s1/requests/"+sr.ID, answer{Action: "accept"}, "Authorization: Bearer "+r.ins.token); code != http.StatusBadRequest {
+		t.Errorf("answering a pause with accept: HTTP %d, want 400", code)
+	}
+	r.api(t, "POST", "/api/servers/s1/requests/"+sr.ID, answer{Action: "stop"}, nil)
+	if done := ev.runEnded(t, started.ID); done.State == "done" || !strings.Contains(done.Error, "stopped at input_required") {
+		t.Fatalf("the stopped call ended %s: %s", done.State, done.Error)
+	}
+
+	// Without the pause, nothing waits.
+	r.api(t, "POST", "/api/servers/s1/pause", map[string]bool{"on": false}, &sum)
+	r.api(t, "POST", "/api/servers/s1/call", map[string]any{"name": "roots"}, &started)
+	if done := ev.runEnded(t, started.ID); done.State != "done" {
+		t.Fatalf("the call without a pause ended %s: %s", done.State, done.Error)
+	}
+}

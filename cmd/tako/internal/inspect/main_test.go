@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,13 +99,24 @@ type running struct {
 }
 
 // start runs an inspector with cfg until the test ends, and returns once
-// it listens. Its Run must return nil after the test's cancel.
+// it printed its URL, as a person would wait for it: by then it has added
+// cfg.Servers (returning once it listened let a test ask for s1 before it
+// was there, seen as a 404 in TestProgressAndCancel and
+// TestShutdownEndsEverything). Its Run must return nil after the test's
+// cancel.
 func start(t *testing.T, cfg *Config) *running {
 	t.Helper()
 	cfg.NoBrowser = true
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
+	printed := make(chan struct{})
+	var once sync.Once
+	out := cfg.Out
+	if out == nil {
+		out = io.Discard
 	}
+	cfg.Out = writerFunc(func(b []byte) (int, error) {
+		once.Do(func() { close(printed) })
+		return out.Write(b)
+	})
 	ins, err := newInspector(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +139,11 @@ func start(t *testing.T, cfg *Config) *running {
 			t.Error("the inspector did not shut down within 20 s")
 		}
 	})
+	select {
+	case <-printed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the inspector printed no URL within 20 s")
+	}
 	return r
 }
 

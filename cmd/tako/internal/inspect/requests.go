@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
 )
 
 // The server's requests to the person. Elicitations and sampling requests
@@ -18,12 +19,22 @@ import (
 // (bounded by transport.Options.MaxServerRequests); each waits here for
 // the person's answer in the page, for the request's own end, or for
 // pendingTimeout, whichever comes first. Roots are the page's list.
+//
+// On the person's request (the History page's "Pause at input_required"),
+// a round that a 2026-07-28 server answers with input_required is held
+// the same way before the engine answers it: the page shows what the
+// server asks for, and the person lets the call go on (its elicitations
+// and sampling requests then come to the page as ever, its roots are the
+// page's, which the person may edit while it waits) or stops it there.
+// The hold is a transport.Middleware, so it sees each round as the wire
+// had it; the history has the input_required result already, since the
+// recording Conn sits below the engine.
 
 // serverRequest is one request waiting for the person.
 type serverRequest struct {
 	ID     string          `json:"id"`
 	Server string          `json:"server"`
-	Kind   string          `json:"kind"` // "elicitation" or "sampling"
+	Kind   string          `json:"kind"` // "elicitation", "sampling" or "paused"
 	Time   time.Time       `json:"time"`
 	Params json.RawMessage `json:"params"`
 
@@ -107,10 +118,53 @@ func (s *server) listRoots(context.Context) ([]mcp.Root, error) {
 	return append([]mcp.Root{}, s.roots...), nil
 }
 
+// paused is what the page is shown of a round held at input_required:
+// the request's method and wire id, and the server's result with its
+// inputRequests and requestState.
+type paused struct {
+	Method string          `json:"method"`
+	ID     string          `json:"id"`
+	Result json.RawMessage `json:"result"`
+}
+
+// errStopped is the error of a call the person stopped at input_required.
+var errStopped = errors.New("stopped at input_required by the person in the page")
+
+// setPause turns the hold at input_required on or off.
+func (s *server) setPause(on bool) {
+	s.mu.Lock()
+	s.pause = on
+	s.mu.Unlock()
+	s.publish()
+}
+
+// pauseAtInputRequired is the session's middleware that holds a round
+// answered with input_required, while the person asked for that, until
+// they let it go on or stop the call.
+func (s *server) pauseAtInputRequired(next transport.Handler) transport.Handler {
+	return func(ctx context.Context, req *transport.Request) (json.RawMessage, error) {
+		res, err := next(ctx, req)
+		s.mu.Lock()
+		on := s.pause
+		s.mu.Unlock()
+		if err != nil || !on {
+			return res, err
+		}
+		if rt, perr := mcp.ParseResultType(res); perr != nil || rt != mcp.ResultTypeInputRequired {
+			return res, nil
+		}
+		if _, err := s.ask(ctx, "paused", paused{Method: req.Method, ID: string(req.ID.AppendJSON(nil)), Result: res}); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
 // answer is the page's answer to a request.
 type answer struct {
 	// Action: accept, decline or cancel (an elicitation); approve or
-	// decline (a sampling request).
+	// decline (a sampling request); continue or stop (a round paused at
+	// input_required).
 	Action string `json:"action"`
 	// Content is an accepted form's values.
 	Content map[string]any `json:"content"`
@@ -159,6 +213,14 @@ func (s *server) answerRequest(id string, a answer) error {
 			err = &mcp.Error{Code: -1, Message: "the user declined the sampling request"}
 		default:
 			return &apiError{status: 400, msg: "a sampling request is answered with approve or decline"}
+		}
+	case "paused":
+		switch a.Action {
+		case "continue":
+		case "stop":
+			err = errStopped
+		default:
+			return &apiError{status: 400, msg: "a call paused at input_required is answered with continue or stop"}
 		}
 	}
 	if !r.finish(result, err) {

@@ -52,6 +52,7 @@ type server struct {
 	nextReq int
 	ping    float64 // the last ping's milliseconds
 	logs    mcp.LoggingLevel
+	pause   bool          // hold rounds answered input_required for the person (requests.go)
 	done    chan struct{} // closed when the connection ends (nil when none)
 }
 
@@ -293,8 +294,9 @@ func (s *server) sessionOptions() *transport.Options {
 			Sampling:       s.sample,
 			Roots:          s.listRoots,
 		},
-		Logger:   s.ins.log,
-		LogLevel: s.ins.cfg.LogLevel,
+		Logger:     s.ins.log,
+		LogLevel:   s.ins.cfg.LogLevel,
+		Middleware: []transport.Middleware{s.pauseAtInputRequired},
 	}
 }
 
@@ -361,6 +363,7 @@ type summary struct {
 	Auth     bool             `json:"auth"`
 	Ping     float64          `json:"pingMs,omitempty"`
 	LogLevel mcp.LoggingLevel `json:"logLevel,omitempty"`
+	Pause    bool             `json:"pause"`
 	Subs     []string         `json:"subscriptions"`
 	Roots    []mcp.Root       `json:"roots"`
 	Pending  []*serverRequest `json:"pending"`
@@ -382,7 +385,7 @@ func (s *server) summary() summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sum := summary{ID: s.id, Name: s.name, Kind: s.kind, Target: targetOf(&s.spec), Flags: s.flags, State: s.state, Error: s.err, Since: s.since,
-		LoginURL: s.authURL, Auth: s.authc != nil, Ping: s.ping, LogLevel: s.logs, Roots: s.roots, Subs: []string{}, Pending: []*serverRequest{}}
+		LoginURL: s.authURL, Auth: s.authc != nil, Ping: s.ping, LogLevel: s.logs, Pause: s.pause, Roots: s.roots, Subs: []string{}, Pending: []*serverRequest{}}
 	for u := range s.subs {
 		sum.Subs = append(sum.Subs, u)
 	}
@@ -401,6 +404,7 @@ func (s *server) summary() summary {
 		"network":  s.kind == dial.HTTP || s.kind == dial.SSE,
 		"tasks":    s.kind != dial.GRPC,
 		"logLevel": s.kind != dial.GRPC,
+		"pause":    s.kind != dial.GRPC,
 		"oauth":    s.kind == dial.HTTP || s.kind == dial.SSE || s.kind == dial.WebSocket,
 	}
 	return sum

@@ -52,13 +52,21 @@
     const filter = el('input', {type: 'search', placeholder: 'Filter by method or name', 'aria-label': 'Filter the history', class: 'search'});
     const grouped = el('input', {type: 'checkbox', id: T.uid('hg'), checked: true});
     const follow = el('input', {type: 'checkbox', id: T.uid('hf'), checked: true});
+    // The pause at input_required is the server's, kept by the inspector:
+    // a call held there waits on the Requests page.
+    const pause = el('input', {type: 'checkbox', id: T.uid('hp'), class: 'pause', checked: !!s.sum.pause, onchange: () => {
+      T.post(T.srvPath(s.sum.id, '/pause'), {on: pause.checked})
+        .then((sum) => { s.sum = sum; T.say(sum.pause ? 'Calls answered with input_required will wait for you on the Requests page.' : 'Calls no longer pause at input_required.'); })
+        .catch((e) => { pause.checked = !pause.checked; T.fail('Pause')(e); });
+    }});
     const groupNote = el('span', {class: 'groupnote'});
     const table = el('table', {class: 'grid history'});
     const tbody = el('tbody');
     table.append(el('thead', {}, el('tr', {}, ['#', 'Time', '', 'Kind', 'Method', 'Size, took'].map((h) => el('th', {scope: 'col'}, h)))), tbody);
     const earlier = el('button', {type: 'button', class: 'link', onclick: () => { st.shown += 500; draw(); }}, 'Show earlier messages');
     box.append(el('div', {class: 'bar'}, filter, el('span', {class: 'opt'}, grouped, el('label', {for: grouped.id}, 'Group conversations')),
-      el('span', {class: 'opt'}, follow, el('label', {for: follow.id}, 'Follow')), groupNote),
+      el('span', {class: 'opt'}, follow, el('label', {for: follow.id}, 'Follow')),
+      s.sum.features.pause ? el('span', {class: 'opt', title: 'Hold each round a server answers with input_required until you let it go on'}, pause, el('label', {for: pause.id}, 'Pause at input_required')) : null, groupNote),
     el('p', {class: 'muted', hidden: s.sum.features.messages}, 'gRPC carries no JSON-RPC messages: these are the operations the page made.'),
     earlier, el('div', {class: 'scroll'}, table));
 
@@ -115,7 +123,7 @@
       while (tbody.children.length > st.shown + 50) tbody.firstChild.remove();
       if (follow.checked) box.querySelector('.scroll').scrollTop = 1e9;
     });
-    return {shown: draw};
+    return {shown: () => { pause.checked = !!s.sum.pause; draw(); }};
   });
 
   // The network view.

@@ -77,7 +77,9 @@
       const sub = el('button', {type: 'button', class: 'subscribe', disabled: !(s.sum.info && s.sum.info.capabilities.resources && s.sum.info.capabilities.resources.subscribe) || !s.sum.features.tasks},
         subbed() ? 'Unsubscribe' : 'Subscribe');
       sub.onclick = async () => {
-        try { await T.post(T.srvPath(s.sum.id, '/subscribe'), {uri, off: subbed()}); sub.textContent = subbed() ? 'Unsubscribe' : 'Subscribe'; T.say(subbed() ? `Subscribed to ${uri}.` : `Unsubscribed from ${uri}.`); } catch (e) { T.say('Subscribe: ' + e.message, true); }
+        // The answer is the server's summary: the button follows it at
+        // once, not only when the stream's copy comes.
+        try { const sum = await T.post(T.srvPath(s.sum.id, '/subscribe'), {uri, off: subbed()}); if (sum && sum.id === s.sum.id) s.sum = sum; sub.textContent = subbed() ? 'Unsubscribe' : 'Subscribe'; T.say(subbed() ? `Subscribed to ${uri}.` : `Unsubscribed from ${uri}.`); } catch (e) { T.say('Subscribe: ' + e.message, true); }
       };
       st.onUpdate = (m) => {
         if (m.uri !== uri) return;
@@ -181,7 +183,7 @@
     const answer = (r, body) => T.post(T.srvPath(s.sum.id, `/requests/${encodeURIComponent(r.id)}`), body).then(() => T.say('Answered.')).catch(T.fail('Answer'));
     const draw = () => {
       const pend = s.sum.pending || [];
-      T.clear(reqs, pend.length ? pend.map((r) => r.kind === 'elicitation' ? elicitation(r) : sampling(r)) : el('p', {class: 'muted'}, 'None waits.'));
+      T.clear(reqs, pend.length ? pend.map((r) => ({elicitation, sampling, paused}[r.kind] || sampling)(r)) : el('p', {class: 'muted'}, 'None waits.'));
       drawRoots();
     };
     const elicitation = (r) => {
@@ -205,6 +207,19 @@
           el('button', {type: 'button', onclick: () => answer(r, {action: 'cancel'})}, 'Cancel'),
           el('button', {type: 'submit', class: 'primary accept'}, 'Accept'))));
     };
+    // A round held at input_required (the History page's pause): what
+    // the server asks for, before the client answers it.
+    const paused = (r) => {
+      const p = r.params;
+      const asks = (p.result && p.result.inputRequests) || {};
+      return el('article', {class: 'req paused', 'data-req': r.id}, el('h4', {}, `Paused at input_required: ${p.method} #${p.id}`),
+        el('p', {}, `The server needs ${Object.keys(asks).length} answer(s) before it goes on. Go on, and each is answered as usual: forms and sampling here, roots from the list below (edit it first if you like).`),
+        el('ul', {class: 'asks'}, Object.entries(asks).map(([k, a]) => el('li', {'data-ask': k}, el('code', {}, k), ': ', el('strong', {}, a.method || '?'), a.params ? [' ', T.jsonView(a.params, false)] : null))),
+        el('details', {}, el('summary', {}, 'The whole result'), T.jsonView(p.result, true)),
+        el('div', {class: 'buttons'},
+          el('button', {type: 'button', class: 'stop', onclick: () => answer(r, {action: 'stop'})}, 'Stop the call'),
+          el('button', {type: 'button', class: 'primary continue', onclick: () => answer(r, {action: 'continue'})}, 'Go on')));
+    };
     const sampling = (r) => {
       const p = r.params;
       const id = T.uid('sa');
@@ -217,24 +232,29 @@
           el('div', {class: 'field'}, el('label', {for: id}, 'Your answer'), text),
           el('div', {class: 'field'}, el('label', {for: model.id}, 'Model name sent'), model),
           el('div', {class: 'buttons'}, el('button', {type: 'button', onclick: () => answer(r, {action: 'decline'})}, 'Decline'),
-            el('button', {type: 'submit', class: 'primary'}, 'Send the answer'))));
+            el('button', {type: 'submit', class: 'primary send'}, 'Send the answer'))));
     };
+    // The roots being edited are not redrawn under the person's hands
+    // when a request comes (a call paused at input_required waits while
+    // they edit them); saved, they are the server's again.
+    let editing = false;
     const drawRoots = () => {
+      if (editing) return;
       const rows = (s.sum.roots || []).map((r) => ({uri: r.uri, name: r.name || ''}));
       const list = el('ol', {class: 'rootlist'});
       const add = (r) => {
         const u = el('input', {value: r.uri, 'aria-label': 'Root URI', placeholder: 'file:///path', class: 'wide'});
         const n = el('input', {value: r.name, 'aria-label': 'Root name', placeholder: 'name'});
-        const li = el('li', {}, u, n, el('button', {type: 'button', class: 'small', onclick: () => li.remove()}, 'Remove'));
+        const li = el('li', {oninput: () => { editing = true; }}, u, n, el('button', {type: 'button', class: 'small', onclick: () => { editing = true; li.remove(); }}, 'Remove'));
         li.get = () => ({uri: u.value.trim(), name: n.value.trim() || undefined});
         list.append(li);
       };
       rows.forEach(add);
       T.clear(roots, el('p', {class: 'muted'}, 'The directories this client offers the server (roots/list).'), list,
-        el('div', {class: 'buttons'}, el('button', {type: 'button', onclick: () => add({uri: 'file://', name: ''})}, 'Add a root'),
-          el('button', {type: 'button', class: 'primary', onclick: () => {
+        el('div', {class: 'buttons'}, el('button', {type: 'button', class: 'addroot', onclick: () => { editing = true; add({uri: 'file://', name: ''}); }}, 'Add a root'),
+          el('button', {type: 'button', class: 'primary saveroots', onclick: () => {
             const v = [...list.children].map((li) => li.get()).filter((r) => r.uri);
-            T.api('PUT', T.srvPath(s.sum.id, '/roots'), v).then(() => T.say('Roots saved.')).catch(T.fail('Roots'));
+            T.api('PUT', T.srvPath(s.sum.id, '/roots'), v).then((sum) => { editing = false; if (sum && sum.id === s.sum.id) s.sum = sum; T.say('Roots saved.'); }).catch(T.fail('Roots'));
           }}, 'Save the roots')));
     };
     s.drawRequests = draw;
@@ -296,7 +316,7 @@
   T.tab('logs', 'Logs', (s, box) => {
     const levels = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
     const id = T.uid('lv');
-    const sel = el('select', {id}, el('option', {value: ''}, '(not asked)'), levels.map((l) => el('option', {value: l}, l)));
+    const sel = el('select', {id, class: 'loglevel'}, el('option', {value: ''}, '(not asked)'), levels.map((l) => el('option', {value: l}, l)));
     sel.value = s.sum.logLevel || '';
     sel.addEventListener('change', () => sel.value && T.post(T.srvPath(s.sum.id, '/loglevel'), {level: sel.value}).then(() => T.say(`Log level ${sel.value}.`)).catch(T.fail('Log level')));
     const filter = el('input', {type: 'search', placeholder: 'Filter', 'aria-label': 'Filter notifications', class: 'search'});

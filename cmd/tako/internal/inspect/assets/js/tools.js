@@ -67,9 +67,13 @@
         const r = await T.get(T.srvPath(s.sum.id, '/tools'));
         s.tools = r.tools;
         draw();
+        // A relisted tool keeps its form and its result (a tool that
+        // changes the list, as notify does, is relisted while its answer
+        // shows), unless its schema changed.
         if (st.chosen) {
           const again = s.tools.find((t) => t.name === st.chosen.name);
-          if (again) choose(again);
+          if (again && JSON.stringify(again.inputSchema) === JSON.stringify(st.chosen.inputSchema)) st.chosen = again;
+          else if (again) choose(again);
         }
       } catch (e) { count.textContent = ''; T.say('Tools: ' + e.message, true); }
     };
