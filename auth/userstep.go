@@ -11,12 +11,11 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tako-mcp/tako/internal/browser"
 	"github.com/tako-mcp/tako/internal/localguard"
 )
 
@@ -216,7 +215,7 @@ func (r *loopback) Wait(ctx context.Context, authURL string) (url.Values, error)
 	case r.l.Open != nil:
 		opened = r.l.Open(authURL) == nil
 	case !r.l.NoBrowser:
-		opened = openBrowser(authURL) == nil
+		opened = browser.Open(authURL) == nil
 	}
 	if opened {
 		fmt.Fprintf(out, "Opened a browser to authorize. If it did not open, visit:\n%s\n", authURL)
@@ -246,47 +245,6 @@ func (r *loopback) Close() error {
 	err := r.srv.Shutdown(ctx)
 	<-r.done
 	return err
-}
-
-// openBrowser starts the user's browser at u without a shell: the first
-// command of $BROWSER (a colon-separated list; "%s" in it is replaced by the
-// URL, else the URL is appended), else xdg-open or open. The browser is
-// left running; its exit is reaped in the background.
-func openBrowser(u string) error {
-	var argv []string
-	if b := os.Getenv("BROWSER"); b != "" {
-		first, _, _ := strings.Cut(b, ":")
-		argv = strings.Fields(first)
-		replaced := false
-		for i, a := range argv {
-			if strings.Contains(a, "%s") {
-				argv[i] = strings.ReplaceAll(a, "%s", u)
-				replaced = true
-			}
-		}
-		if !replaced {
-			argv = append(argv, u)
-		}
-	} else {
-		switch runtime.GOOS {
-		case "darwin":
-			argv = []string{"open", u}
-		case "windows":
-			argv = []string{"rundll32", "url.dll,FileProtocolHandler", u}
-		default:
-			argv = []string{"xdg-open", u}
-		}
-	}
-	if len(argv) == 0 {
-		return errors.New("auth: $BROWSER is empty")
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = nil, nil
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() { _ = cmd.Wait() }()
-	return nil
 }
 
 // Headless is the UserStep for tests and automated clients whose

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
+	"github.com/tako-mcp/tako/transport"
 )
 
 // routes are the page's API: GET reads, POST (and PUT) acts; every one is
@@ -152,7 +153,7 @@ func (ins *Inspector) apiState(*http.Request) (any, error) {
 }
 
 // version is the inspector's, shown in the page.
-const version = "tako inspect (tako " + takoVersion + ")"
+const version = "tako inspect (tako " + transport.Version + ")"
 
 func (ins *Inspector) apiHistory(r *http.Request) (any, error) {
 	q := r.URL.Query()

@@ -65,6 +65,7 @@ import (
 
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/dial"
+	"github.com/tako-mcp/tako/internal/browser"
 	"github.com/tako-mcp/tako/internal/localguard"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -228,7 +229,7 @@ func (ins *Inspector) serve(ctx context.Context, ln net.Listener) error {
 	if !ins.cfg.NoBrowser {
 		open := ins.cfg.Open
 		if open == nil {
-			open = openBrowser
+			open = browser.Open
 		}
 		if err := open(pageURL); err != nil {
 			fmt.Fprintf(out, "tako inspect: could not open a browser (%v): open the URL above\n", err)
