@@ -117,6 +117,7 @@ func TestInspectEverythingControls(t *testing.T) {
 		asTask := func(args map[string]string, tick string) {
 			t.Helper()
 			p.openTab(name, "tools")
+			p.waitFor("the tool list", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` [data-tool="simulate-research-query"]`))
 			p.click(pn + ` [data-tool="simulate-research-query"]`)
 			for k, v := range args {
 				p.typeIn(pn+fmt.Sprintf(` [data-path=%q]`, k), v)
@@ -128,18 +129,11 @@ func TestInspectEverythingControls(t *testing.T) {
 			p.click(pn + ` button.run`)
 		}
 		row := func(i int) string { return fmt.Sprintf(`%s tr[data-task]:nth-child(%d)`, pn, i) }
-		// The table is redrawn as each task's status comes: its buttons
-		// are clicked where they are at that moment, in the page.
-		clickNow := func(sel string) {
-			t.Helper()
-			p.waitFor(sel, fmt.Sprintf(`!!document.querySelector(%q)`, sel))
-			eval[bool](p, fmt.Sprintf(`(document.querySelector(%q).click(), true)`, sel))
-		}
 
 		asTask(map[string]string{"topic": "octopus"}, "")
 		p.openTab(name, "tasks")
 		p.waitFor("the task", fmt.Sprintf(`!!document.querySelector(%q)`, row(1)))
-		clickNow(row(1) + ` button.tresult`)
+		p.click(row(1) + ` button.tresult`)
 		p.waitFor("the task's result", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('Research Report: octopus')`, pn+` [data-page="tasks"] .out`))
 
 		asTask(map[string]string{"topic": "squid"}, "ambiguous")
@@ -147,9 +141,9 @@ func TestInspectEverythingControls(t *testing.T) {
 		// task waits for it.
 		p.waitFor("the task's question", fmt.Sprintf(`[...document.querySelectorAll(%q)].some((e) => e.innerText.includes('squid'))`, pn+` article.req`))
 		p.openTab(name, "tasks")
-		clickNow(row(2) + ` button.tstatus`)
+		p.click(row(2) + ` button.tstatus`)
 		p.waitFor("the second task waiting for the person", fmt.Sprintf(`(document.querySelector(%q) || {}).className === 'status input_required'`, row(2)+` td.status`))
-		clickNow(row(2) + ` button.tcancel`)
+		p.click(row(2) + ` button.tcancel`)
 		p.waitFor("the task cancelled", fmt.Sprintf(`(document.querySelector(%q) || {}).className === 'status cancelled'`, row(2)+` td.status`))
 		p.screenshot("task cancelled")
 	})
