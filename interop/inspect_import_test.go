@@ -66,6 +66,12 @@ func TestInspectImportServerJSON(t *testing.T) {
 	secret := imp + ` input[data-key="env:EVERYTHING_TOKEN"]`
 	p.waitFor("the package's inputs", fmt.Sprintf(`(document.querySelector(%q) || {}).type === 'password'`, secret))
 	p.waitFor("the refusal while the secret is missing", fmt.Sprintf(`document.querySelector(%q).innerText.includes('EVERYTHING_TOKEN is required')`, imp+` .sjpreview`))
+	// Every control of the import has a name a screen reader says.
+	if bad := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll(%q)].filter((e) => e.offsetParent !== null)
+		.filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+		.map((e) => e.outerHTML.slice(0, 120))`, imp+` input, `+imp+` select, `+imp+` textarea, `+imp+` button`)); len(bad) > 0 {
+		t.Errorf("the import's controls without a label:\n\t%s", strings.Join(bad, "\n\t"))
+	}
 	p.typeIn(secret, "s3cret-value")
 	want := "npx -y @modelcontextprotocol/server-everything@" + pkg.Version + " stdio"
 	p.waitFor("the command", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText === %q`, imp+` .sjpreview pre`, want))

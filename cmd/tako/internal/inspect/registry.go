@@ -286,6 +286,9 @@ func args(argv []string, as []regInput, prefix string, answers map[string]string
 // digest.
 var ociTagged = regexp.MustCompile(`(@sha256:[0-9a-f]+|:[A-Za-z0-9_][A-Za-z0-9_.-]*)$`)
 
+// unfilled is a {variable} left in a URL template.
+var unfilled = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}`)
+
 // server is the dial.Server of the choice id with the person's answers.
 func (sj *serverJSON) server(id string, answers map[string]string) (dial.Server, error) {
 	var s dial.Server
@@ -350,6 +353,9 @@ func (sj *serverJSON) server(id string, answers map[string]string) (dial.Server,
 				return s, err
 			}
 			s.URL = strings.ReplaceAll(s.URL, "{"+name+"}", v)
+		}
+		if m := unfilled.FindString(s.URL); m != "" {
+			return s, &apiError{status: 400, msg: fmt.Sprintf("the remote's URL names %s, which its variables do not define", m)}
 		}
 		for _, h := range r.Headers {
 			v, err := h.one("header:"+h.Name, h.Name, answers)

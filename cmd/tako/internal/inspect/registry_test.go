@@ -26,7 +26,7 @@ func TestServerJSONChoices(t *testing.T) {
 	for _, c := range cs {
 		ids = append(ids, c.ID+"="+c.Kind)
 	}
-	if want := []string{"package:0=stdio", "package:1=stdio", "package:2=stdio", "package:3=stdio", "remote:0=http", "remote:1=sse"}; !slices.Equal(ids, want) {
+	if want := []string{"package:0=stdio", "package:1=stdio", "package:2=stdio", "package:3=stdio", "remote:0=http", "remote:1=sse", "remote:2=sse"}; !slices.Equal(ids, want) {
 		t.Fatalf("choices %v, want %v", ids, want)
 	}
 	if cs[3].Error == "" || !strings.Contains(cs[3].Error, `"mcpb"`) {
@@ -100,6 +100,7 @@ func TestServerJSONChoices(t *testing.T) {
 		{"package:3", nil, `not "mcpb" ones`},
 		{"remote:0", map[string]string{"url:tenant": "acme"}, "Authorization {token} is required"},
 		{"remote:9", nil, "has no remote:9"},
+		{"remote:2", nil, "names {region}, which its variables do not define"},
 		{"package:-1", nil, "has no package:-1"},
 		{"tool:0", nil, "has no tool:0"},
 	} {
