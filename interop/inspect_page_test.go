@@ -260,10 +260,25 @@ func (p *inspectPage) do(what string, a chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// click clicks the element sel (a CSS selector) once it is visible.
+// click clicks the element sel (a CSS selector) once it is visible. A
+// list the page redraws (a load answered twice, a status that came) may
+// replace the node between finding and clicking it: the click is then
+// tried again on the new one, a few times, within pageWait.
 func (p *inspectPage) click(sel string) {
 	p.t.Helper()
-	p.do("click "+sel, chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel))))
+	ctx, cancel := context.WithTimeout(p.tab, pageWait)
+	defer cancel()
+	var err error
+	for range 5 {
+		err = chromedp.Do(ctx, chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel))))
+		if err == nil || !strings.Contains(err.Error(), "node with given id") {
+			break
+		}
+	}
+	if err != nil {
+		p.screenshot("failed-click " + sel)
+		p.t.Fatalf("click %s: %v\npage text: %.2000s", sel, err, p.text("body"))
+	}
 }
 
 // typeIn types text into the field sel, as keystrokes.

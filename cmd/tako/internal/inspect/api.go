@@ -21,6 +21,7 @@ func (ins *Inspector) routes(mux *http.ServeMux) {
 		}
 		return ins.connectFromPage(&c)
 	}))
+	mux.HandleFunc("POST /api/registry", handle(ins.apiRegistry))
 	mux.HandleFunc("POST /api/confirm", handle(func(r *http.Request) (any, error) {
 		var c struct {
 			ID     string `json:"id"`

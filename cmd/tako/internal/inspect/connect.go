@@ -97,6 +97,12 @@ func (ins *Inspector) connectFromPage(c *connectRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ins.connectServer(s)
+}
+
+// connectServer connects to a checked server given in the page (typed or
+// imported from a server.json): a URL at once, a command once confirmed.
+func (ins *Inspector) connectServer(s dial.Server) (any, error) {
 	t := Target{Server: s}
 	if s.Kind != dial.Stdio {
 		srv := ins.addServer(t)

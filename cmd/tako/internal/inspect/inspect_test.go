@@ -39,7 +39,7 @@ func TestGateRefusesAndStartsNothing(t *testing.T) {
 		{"a rebound Host", []string{token, "Host: evil.example:" + port}, http.StatusForbidden},
 		{"a rebound Host that looks local", []string{token, "Host: 127.0.0.1.evil.example:" + port}, http.StatusForbidden},
 	} {
-		for _, path := range []string{"/api/servers", "/api/confirm"} {
+		for _, path := range []string{"/api/servers", "/api/confirm", "/api/registry"} {
 			code, body := r.req(t, "POST", path, form, tc.hdr...)
 			if code != tc.want {
 				t.Errorf("%s: POST %s: HTTP %d %s, want %d", tc.name, path, code, body, tc.want)

@@ -110,7 +110,7 @@
 
   // confirm shows exactly what would run and runs it only when the
   // person says so.
-  const confirm = (c) => new Promise((resolve) => {
+  const confirm = T.confirmCommand = (c) => new Promise((resolve) => {
     const dlg = document.getElementById('confirm');
     const run = el('button', {type: 'button', class: 'danger', id: 'confirm-run'}, 'Run this command');
     const cancel = el('button', {type: 'button', id: 'confirm-cancel'}, 'Cancel');
@@ -145,9 +145,9 @@
   });
 
   T.on('ready', () => {
-    document.getElementById('empty').append(el('h2', {}, 'Connect to a server'), form());
+    document.getElementById('empty').append(el('h2', {}, 'Connect to a server'), form(), T.importer());
     const dlg = document.getElementById('connect');
-    dlg.append(el('h2', {}, 'Add a server'), form(),
+    dlg.append(el('h2', {}, 'Add a server'), form(), T.importer(),
       el('div', {class: 'buttons'}, el('button', {type: 'button', onclick: () => dlg.close()}, 'Close')));
     document.getElementById('add').addEventListener('click', () => dlg.showModal());
     document.getElementById('export').addEventListener('click', () => { location.href = T.withToken('/api/export'); });

@@ -50,7 +50,7 @@
           el('span', {class: 'name'}, r.title || r.name || r.uri), el('span', {class: 'sub'}, r.uri), r.mimeType ? el('span', {class: 'tag'}, r.mimeType) : null,
           s.sum.subscriptions.includes(r.uri) ? el('span', {class: 'tag on'}, 'subscribed') : null))));
       T.clear(tlist, (st.tmpl || []).filter(match).map((t) => el('li', {},
-        el('button', {type: 'button', class: 'item', onclick: () => template(t)}, el('span', {class: 'name'}, t.title || t.name), el('span', {class: 'sub'}, t.uriTemplate)))));
+        el('button', {type: 'button', class: 'item', 'data-template': t.uriTemplate, onclick: () => template(t)}, el('span', {class: 'name'}, t.title || t.name), el('span', {class: 'sub'}, t.uriTemplate)))));
     };
     search.addEventListener('input', T.debounce(() => { st.filter = search.value; draw(); }, 120));
     const load = async (force) => {
@@ -231,7 +231,7 @@
         el('form', {onsubmit: (e) => { e.preventDefault(); answer(r, {action: 'approve', text: text.value, model: model.value}); }},
           el('div', {class: 'field'}, el('label', {for: id}, 'Your answer'), text),
           el('div', {class: 'field'}, el('label', {for: model.id}, 'Model name sent'), model),
-          el('div', {class: 'buttons'}, el('button', {type: 'button', onclick: () => answer(r, {action: 'decline'})}, 'Decline'),
+          el('div', {class: 'buttons'}, el('button', {type: 'button', class: 'decline', onclick: () => answer(r, {action: 'decline'})}, 'Decline'),
             el('button', {type: 'submit', class: 'primary send'}, 'Send the answer'))));
     };
     // The roots being edited are not redrawn under the person's hands
@@ -286,9 +286,9 @@
     const draw = () => T.clear(list, known.size ? el('table', {class: 'grid'}, el('thead', {}, el('tr', {}, ['Task', 'Status', 'Updated', ''].map((h) => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, [...known.values()].map((t) => el('tr', {'data-task': t.taskId}, el('td', {}, el('code', {}, t.taskId)), el('td', {class: `status ${t.status}`}, t.status, t.statusMessage ? ` — ${t.statusMessage}` : ''),
         el('td', {}, t.lastUpdatedAt || t.createdAt || ''),
-        el('td', {}, el('button', {type: 'button', class: 'small', onclick: () => op(t, 'get')}, 'Status'),
-          el('button', {type: 'button', class: 'small', onclick: () => op(t, 'result')}, 'Result'),
-          el('button', {type: 'button', class: 'small', onclick: () => op(t, 'cancel')}, 'Cancel')))))) : el('p', {class: 'muted'}, 'No tasks yet: run a tool "as a task".'));
+        el('td', {}, el('button', {type: 'button', class: 'small tstatus', onclick: () => op(t, 'get')}, 'Status'),
+          el('button', {type: 'button', class: 'small tresult', onclick: () => op(t, 'result')}, 'Result'),
+          el('button', {type: 'button', class: 'small tcancel', onclick: () => op(t, 'cancel')}, 'Cancel')))))) : el('p', {class: 'muted'}, 'No tasks yet: run a tool "as a task".'));
     const out = el('div', {class: 'out'});
     box.append(out);
     const op = async (t, what) => {
