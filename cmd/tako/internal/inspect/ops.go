@@ -16,6 +16,37 @@ import (
 // The operations of the pages. Each is bounded by opCtx (a minute, and
 // the page's request); tool calls are runs of their own (runs.go).
 
+// on runs one operation on s's transport, bounded by opCtx, and records
+// it as method (name, params) in s's history; note makes what the history
+// keeps of the answer (a count for a list), the answer itself when nil.
+func on[R any](ins *Inspector, s *server, r *http.Request, method, name string, params any, call func(context.Context, transport.Transport) (R, error), note func(R) any) (res R, start time.Time, err error) {
+	t, _, err := s.transport()
+	if err != nil {
+		return res, start, err
+	}
+	ctx, cancel := ins.opCtx(r)
+	defer cancel()
+	start = time.Now()
+	res, err = call(ctx, t)
+	var kept any = res
+	if note != nil {
+		kept = note(res)
+	}
+	s.record(method, name, params, kept, err, time.Since(start))
+	return res, start, err
+}
+
+// shown keeps an answer that the page shows whole (a resource read, a
+// prompt's messages) as a run, so that a large one is cut and downloaded
+// as a tool result is.
+func shown[R any](s *server, method, name string, res *R, err error, start time.Time) any {
+	var raw []byte
+	if res != nil {
+		raw, _ = json.Marshal(res)
+	}
+	return s.keepRun(method, name, raw, err, start)
+}
+
 func (ins *Inspector) apiPing(s *server, r *http.Request) (any, error) {
 	t, sess, err := s.transport()
 	if err != nil {
@@ -42,15 +73,9 @@ func (ins *Inspector) apiPing(s *server, r *http.Request) (any, error) {
 }
 
 func (ins *Inspector) apiTools(s *server, r *http.Request) (any, error) {
-	t, _, err := s.transport()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	tools, err := t.ListTools(ctx)
-	s.record(mcp.MethodToolsList, "", nil, map[string]int{"tools": len(tools)}, err, time.Since(start))
+	tools, _, err := on(ins, s, r, mcp.MethodToolsList, "", nil,
+		func(ctx context.Context, t transport.Transport) ([]mcp.Tool, error) { return t.ListTools(ctx) },
+		func(l []mcp.Tool) any { return map[string]int{"tools": len(l)} })
 	if err != nil {
 		return nil, err
 	}
@@ -58,21 +83,17 @@ func (ins *Inspector) apiTools(s *server, r *http.Request) (any, error) {
 }
 
 func (ins *Inspector) apiResources(s *server, r *http.Request) (any, error) {
-	t, _, err := s.transport()
+	res, _, err := on(ins, s, r, mcp.MethodResourcesList, "", nil,
+		func(ctx context.Context, t transport.Transport) ([]mcp.Resource, error) { return t.ListResources(ctx) },
+		func(l []mcp.Resource) any { return map[string]int{"resources": len(l)} })
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	res, err := t.ListResources(ctx)
-	s.record(mcp.MethodResourcesList, "", nil, map[string]int{"resources": len(res)}, err, time.Since(start))
-	if err != nil {
-		return nil, err
-	}
-	start = time.Now()
-	tmpl, err := t.ListResourceTemplates(ctx)
-	s.record(mcp.MethodResourcesTemplatesList, "", nil, map[string]int{"resourceTemplates": len(tmpl)}, err, time.Since(start))
+	tmpl, _, err := on(ins, s, r, mcp.MethodResourcesTemplatesList, "", nil,
+		func(ctx context.Context, t transport.Transport) ([]mcp.ResourceTemplate, error) {
+			return t.ListResourceTemplates(ctx)
+		},
+		func(l []mcp.ResourceTemplate) any { return map[string]int{"resourceTemplates": len(l)} })
 	if err != nil {
 		return nil, err
 	}
@@ -86,20 +107,14 @@ func (ins *Inspector) apiRead(s *server, r *http.Request) (any, error) {
 	if err := readJSON(r, &p); err != nil {
 		return nil, err
 	}
-	t, _, err := s.transport()
-	if err != nil {
+	res, start, err := on(ins, s, r, mcp.MethodResourcesRead, p.URI, p,
+		func(ctx context.Context, t transport.Transport) (*mcp.ReadResourceResult, error) {
+			return t.ReadResource(ctx, &mcp.ReadResourceParams{URI: p.URI})
+		}, nil)
+	if errors.As(err, new(*apiError)) {
 		return nil, err
 	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	res, err := t.ReadResource(ctx, &mcp.ReadResourceParams{URI: p.URI})
-	s.record(mcp.MethodResourcesRead, p.URI, p, res, err, time.Since(start))
-	var raw []byte
-	if res != nil {
-		raw, _ = json.Marshal(res)
-	}
-	return s.keepRun(mcp.MethodResourcesRead, p.URI, raw, err, start), nil
+	return shown(s, mcp.MethodResourcesRead, p.URI, res, err, start), nil
 }
 
 // apiSubscribe subscribes to a resource's updates (or, with off, ends
@@ -144,15 +159,9 @@ func (ins *Inspector) apiSubscribe(s *server, r *http.Request) (any, error) {
 }
 
 func (ins *Inspector) apiPrompts(s *server, r *http.Request) (any, error) {
-	t, _, err := s.transport()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	list, err := t.ListPrompts(ctx)
-	s.record(mcp.MethodPromptsList, "", nil, map[string]int{"prompts": len(list)}, err, time.Since(start))
+	list, _, err := on(ins, s, r, mcp.MethodPromptsList, "", nil,
+		func(ctx context.Context, t transport.Transport) ([]mcp.Prompt, error) { return t.ListPrompts(ctx) },
+		func(l []mcp.Prompt) any { return map[string]int{"prompts": len(l)} })
 	if err != nil {
 		return nil, err
 	}
@@ -164,20 +173,14 @@ func (ins *Inspector) apiGetPrompt(s *server, r *http.Request) (any, error) {
 	if err := readJSON(r, &p); err != nil {
 		return nil, err
 	}
-	t, _, err := s.transport()
-	if err != nil {
+	res, start, err := on(ins, s, r, mcp.MethodPromptsGet, p.Name, p,
+		func(ctx context.Context, t transport.Transport) (*mcp.GetPromptResult, error) {
+			return t.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments})
+		}, nil)
+	if errors.As(err, new(*apiError)) {
 		return nil, err
 	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	res, err := t.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments})
-	s.record(mcp.MethodPromptsGet, p.Name, p, res, err, time.Since(start))
-	var raw []byte
-	if res != nil {
-		raw, _ = json.Marshal(res)
-	}
-	return s.keepRun(mcp.MethodPromptsGet, p.Name, raw, err, start), nil
+	return shown(s, mcp.MethodPromptsGet, p.Name, res, err, start), nil
 }
 
 func (ins *Inspector) apiComplete(s *server, r *http.Request) (any, error) {
@@ -185,15 +188,10 @@ func (ins *Inspector) apiComplete(s *server, r *http.Request) (any, error) {
 	if err := readJSON(r, &p); err != nil {
 		return nil, err
 	}
-	t, _, err := s.transport()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := ins.opCtx(r)
-	defer cancel()
-	start := time.Now()
-	res, err := t.Complete(ctx, &p)
-	s.record(mcp.MethodComplete, p.Argument.Name, p, res, err, time.Since(start))
+	res, _, err := on(ins, s, r, mcp.MethodComplete, p.Argument.Name, p,
+		func(ctx context.Context, t transport.Transport) (*mcp.CompleteResult, error) {
+			return t.Complete(ctx, &p)
+		}, nil)
 	if err != nil {
 		return nil, err
 	}
