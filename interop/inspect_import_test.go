@@ -104,6 +104,16 @@ func TestInspectImportServerJSON(t *testing.T) {
 	p.openTab(name, "tools")
 	p.waitFor("its tools", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` [data-tool="echo"]`))
 	p.screenshot("import")
+	// The remote's header went with every request: the network view names
+	// it and masks its value, as it would an API key.
+	p.openTab(name, "network")
+	p.waitFor("the network entries", fmt.Sprintf(`[...document.querySelectorAll(%q)].some((r) => r.innerText.includes('tools/list'))`, pn+` table.net tbody tr`))
+	row := eval[string](p, fmt.Sprintf(`[...document.querySelectorAll(%q)].find((r) => r.innerText.includes('tools/list')).dataset.n`, pn+` table.net tbody tr`))
+	p.click(pn + fmt.Sprintf(` table.net tr[data-n=%q] button`, row))
+	p.waitFor("the request's headers", fmt.Sprintf(`(document.querySelector(%q) || {}).innerText?.includes('X-Client')`, pn+` table.net tr.hbody`))
+	if got := p.text(pn + ` table.net tr.hbody`); strings.Contains(got, "tako-import-test") {
+		t.Errorf("the network view shows the header's value: %q", got)
+	}
 	if errs := p.errors(); len(errs) > 0 {
 		t.Errorf("page errors: %v", errs)
 	}

@@ -109,18 +109,36 @@ type netRecorder struct {
 }
 
 // shownRequestHeaders and shownResponseHeaders are the headers the view
-// shows; the others are left out (a person debugging MCP wants these).
+// shows with their values (Authorization and DPoP masked), beside every
+// Mcp-* header (Mcp-Param-* included). plumbingHeaders are Go's own,
+// left out. Any other request header is one the user configured (an API
+// key, as often as not): the view shows its name, that it was sent, and
+// masks its value.
 var (
-	shownRequestHeaders  = []string{"Accept", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-Id", "Authorization", "Dpop"}
+	shownRequestHeaders  = []string{"Accept", "Content-Type", "Last-Event-Id", "Authorization", "Dpop"}
 	shownResponseHeaders = []string{"Content-Type", "Mcp-Session-Id", "Www-Authenticate", "Retry-After", "Location", "Content-Length"}
+	plumbingHeaders      = []string{"User-Agent", "Accept-Encoding", "Content-Length"}
 )
+
+// requestHeader is what the view shows of a request header k, and
+// whether it shows it at all.
+func requestHeader(k string, v []string) (string, bool) {
+	joined := strings.Join(v, ", ")
+	switch {
+	case keepHeader(k, shownRequestHeaders), strings.HasPrefix(k, "Mcp-"):
+		return maskHeader(k, joined), true
+	case keepHeader(k, plumbingHeaders):
+		return "", false
+	}
+	return mask(joined), true
+}
 
 func (r *netRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	e := &netEntry{Server: r.server, Time: time.Now(), Method: req.Method, URL: stripQuery(req.URL.String()), Req: map[string]string{}}
 	for k, v := range req.Header {
 		ck := http.CanonicalHeaderKey(k)
-		if keepHeader(ck, shownRequestHeaders) {
-			e.Req[ck] = maskHeader(ck, strings.Join(v, ", "))
+		if shown, ok := requestHeader(ck, v); ok {
+			e.Req[ck] = shown
 		}
 	}
 	e.Session = req.Header.Get("Mcp-Session-Id")

@@ -321,6 +321,9 @@ func TestNetRecorderSeesSSE(t *testing.T) {
 	req, _ := http.NewRequest("POST", ts.URL+"/mcp?key=secret", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer tok-xyz")
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Param-Region", "eu-west")
+	req.Header.Set("X-Team-Key", "k-9f8e7d")
+	req.Header.Set("User-Agent", "tako")
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +340,11 @@ func TestNetRecorderSeesSSE(t *testing.T) {
 	e := list[0]
 	if e.RPC != "tools/call" || e.Status != 200 || e.Session != "sess-1" || !e.Done || e.Req["Mcp-Protocol-Version"] != "2025-11-25" || strings.Contains(e.Req["Authorization"], "tok-xyz") || strings.Contains(e.URL, "secret") {
 		t.Errorf("entry %+v", e)
+	}
+	// Every Mcp-* header, as sent; a header the user configured named,
+	// its value masked; Go's own left out.
+	if e.Req["Mcp-Param-Region"] != "eu-west" || !strings.HasPrefix(e.Req["X-Team-Key"], "••••") || strings.Contains(e.Req["X-Team-Key"], "9f8e7d") || e.Req["User-Agent"] != "" {
+		t.Errorf("request headers %q", e.Req)
 	}
 	if len(e.Events) != 2 || e.Events[0].ID != "7" || e.Events[0].Data != "{\"jsonrpc\":\"2.0\",\n\"id\":1}" || e.Events[1].Retry != "100" || e.Events[1].Data != "x" {
 		t.Errorf("events %+v", e.Events)
