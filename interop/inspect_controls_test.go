@@ -145,6 +145,9 @@ func TestInspectEverythingControls(t *testing.T) {
 		p.waitFor("the second task waiting for the person", fmt.Sprintf(`(document.querySelector(%q) || {}).className === 'status input_required'`, row(2)+` td.status`))
 		p.click(row(2) + ` button.tcancel`)
 		p.waitFor("the task cancelled", fmt.Sprintf(`(document.querySelector(%q) || {}).className === 'status cancelled'`, row(2)+` td.status`))
+		// Its question is withdrawn from the Requests page.
+		p.openTab(name, "client")
+		p.waitFor("the cancelled task's question withdrawn", fmt.Sprintf(`![...document.querySelectorAll(%q)].some((e) => e.innerText.includes('squid'))`, pn+` article.req`))
 		p.screenshot("task cancelled")
 	})
 }

@@ -279,7 +279,11 @@ func (ins *Inspector) apiTask(s *server, r *http.Request) (any, error) {
 		}
 		return s.keepRun(mcp.MethodTasksResult, id, raw, err, start), nil
 	case "cancel":
-		return nil, sess.CancelTask(ctx, &mcp.CancelTaskParams{TaskID: id})
+		if err := sess.CancelTask(ctx, &mcp.CancelTaskParams{TaskID: id}); err != nil {
+			return nil, err
+		}
+		s.withdrawTaskRequests(id)
+		return nil, nil
 	}
 	return nil, &apiError{status: 404, msg: "a task is got, its result fetched, or cancelled"}
 }

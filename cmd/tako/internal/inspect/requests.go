@@ -91,6 +91,29 @@ func (s *server) ask(ctx context.Context, kind string, params any) (any, error) 
 	}
 }
 
+// withdrawTaskRequests ends the questions a task put to the person once
+// the person has cancelled that task: a server need not withdraw a
+// request of a task it has cancelled, and the page must not go on asking
+// about work that no longer runs. The server gets an error for each.
+func (s *server) withdrawTaskRequests(taskID string) {
+	s.mu.Lock()
+	var open []*serverRequest
+	for _, r := range s.pending {
+		var p struct {
+			Meta mcp.Meta `json:"_meta"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil {
+			if id, ok := p.Meta.RelatedTask(); ok && id == taskID {
+				open = append(open, r)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range open {
+		r.finish(nil, fmt.Errorf("the person cancelled task %s", taskID))
+	}
+}
+
 // elicit is the Elicitation handler: a form (or, in URL mode, a consent
 // to open a URL) shown to the person.
 func (s *server) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
