@@ -364,7 +364,9 @@ func portOf(t *testing.T, rawURL string) string {
 
 // stop ends the group's bash and its background commands: bash is asked
 // to end them (SIGTERM, which lets a bridge end its own servers) and wait
-// for them; past 20 seconds its process group is killed.
+// for them; past 20 seconds its process group is killed. The group is
+// killed once bash has exited too: npx, told to end, exits without ending
+// the server it started (sh, then node), which stayed behind in the group.
 func (r *readmeRun) stop() {
 	if r.sh == nil {
 		return
@@ -382,6 +384,7 @@ func (r *readmeRun) stop() {
 		syscall.Kill(-r.sh.cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 	}
+	syscall.Kill(-r.sh.cmd.Process.Pid, syscall.SIGKILL)
 	r.sh.pipe.Close()
 }
 
