@@ -127,12 +127,9 @@ func (ins *Inspector) apiSubscribe(s *server, r *http.Request) (any, error) {
 	if err := readJSON(r, &p); err != nil {
 		return nil, err
 	}
-	_, sess, err := s.transport()
+	sess, err := s.session("subscribing to a resource")
 	if err != nil {
 		return nil, err
-	}
-	if sess == nil {
-		return nil, errNotHere("subscribing to a resource")
 	}
 	ctx, cancel := ins.opCtx(r)
 	defer cancel()
@@ -205,12 +202,9 @@ func (ins *Inspector) apiLogLevel(s *server, r *http.Request) (any, error) {
 	if err := readJSON(r, &p); err != nil {
 		return nil, err
 	}
-	_, sess, err := s.transport()
+	sess, err := s.session("setting the log level")
 	if err != nil {
 		return nil, err
-	}
-	if sess == nil {
-		return nil, errNotHere("setting the log level")
 	}
 	ctx, cancel := ins.opCtx(r)
 	defer cancel()
@@ -228,12 +222,9 @@ func (ins *Inspector) apiLogLevel(s *server, r *http.Request) (any, error) {
 }
 
 func (ins *Inspector) apiTasks(s *server, r *http.Request) (any, error) {
-	_, sess, err := s.transport()
+	sess, err := s.session("tasks")
 	if err != nil {
 		return nil, err
-	}
-	if sess == nil {
-		return nil, errNotHere("tasks")
 	}
 	ctx, cancel := ins.opCtx(r)
 	defer cancel()
@@ -253,12 +244,9 @@ func (ins *Inspector) apiTasks(s *server, r *http.Request) (any, error) {
 
 // apiTask is a task's get, result or cancel.
 func (ins *Inspector) apiTask(s *server, r *http.Request) (any, error) {
-	_, sess, err := s.transport()
+	sess, err := s.session("tasks")
 	if err != nil {
 		return nil, err
-	}
-	if sess == nil {
-		return nil, errNotHere("tasks")
 	}
 	ctx, cancel := ins.opCtx(r)
 	defer cancel()

@@ -316,6 +316,19 @@ func (s *server) transport() (transport.Transport, *transport.Session, error) {
 	return s.t, s.sess, nil
 }
 
+// session is s's Session, for an operation only a Session has (gRPC's
+// Transport is not one); what names the operation in the refusal.
+func (s *server) session(what string) (*transport.Session, error) {
+	_, sess, err := s.transport()
+	if err != nil {
+		return nil, err
+	}
+	if sess == nil {
+		return nil, errNotHere(what)
+	}
+	return sess, nil
+}
+
 // disconnect ends the connection, keeping the server for a reconnect.
 func (s *server) disconnect(final string) {
 	s.mu.Lock()
