@@ -54,7 +54,7 @@ func TestInspectAppsViewersAndScale(t *testing.T) {
 	p := openPage(t, newBrowser(t), in.URL)
 	name := "inspectpeer"
 	pn := panel(name)
-	p.waitFor("the server to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+	p.waitConnected("the server to connect", name)
 
 	// 2,000 tools: listed, paged, found by search, the page responsive.
 	start := time.Now()

@@ -19,18 +19,11 @@ func TestInspectStopAndDecline(t *testing.T) {
 	p := openPage(t, newBrowser(t), in.URL)
 	name := serverNames(t, in, ctx)["stdio"]
 	pn := panel(name)
-	p.waitFor("the server to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
-	has := func(sel, text string) string {
-		return fmt.Sprintf(`[...document.querySelectorAll(%q)].some((e) => e.innerText.includes(%q))`, pn+" "+sel, text)
-	}
+	p.waitConnected("the server to connect", name)
+	has := func(sel, text string) string { return hasText(name, sel, text) }
 	run := func(tool string, args map[string]string) {
 		t.Helper()
-		p.openTab(name, "tools")
-		p.click(pn + fmt.Sprintf(` [data-tool=%q]`, tool))
-		for k, v := range args {
-			p.typeIn(pn+fmt.Sprintf(` [data-path=%q]`, k), v)
-		}
-		p.click(pn + ` button.run`)
+		p.runTool(name, tool, args)
 	}
 	noneWaits := func() {
 		t.Helper()
@@ -72,7 +65,7 @@ func TestInspectEverythingControls(t *testing.T) {
 	p := openPage(t, newBrowser(t), in.URL)
 	const name = "server-everything"
 	pn := panel(name)
-	p.waitFor("the server to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+	p.waitConnected("the server to connect", name)
 	active := func(sel string) string {
 		return fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, sel)
 	}

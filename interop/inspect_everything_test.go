@@ -32,7 +32,7 @@ func TestInspectEverything(t *testing.T) {
 	u, _ := url.Parse(httpURL)
 	names := []string{"server-everything", "localhost-" + u.Port()}
 	for _, name := range names {
-		p.waitFor(name+" to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, panel(name)+" .pstate"))
+		p.waitConnected(name+" to connect", name)
 	}
 	if n := eval[int](p, `document.querySelectorAll('section.panel:not(.empty)').length`); n != 2 {
 		t.Fatalf("%d panels side by side, want 2", n)
@@ -203,7 +203,7 @@ func TestInspectReadmeScreenshot(t *testing.T) {
 	u, _ := url.Parse(httpURL)
 	for i, name := range []string{"server-everything", "localhost-" + u.Port()} {
 		pn := panel(name)
-		p.waitFor(name+" to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+		p.waitConnected(name+" to connect", name)
 		p.openTab(name, "tools")
 		tool := []string{"echo", "get-tiny-image"}[i]
 		p.click(pn + fmt.Sprintf(` [data-tool=%q]`, tool))

@@ -22,7 +22,7 @@ func TestInspectToolForm(t *testing.T) {
 	in := startInspector(t, ctx, nil, "--stdio", inspectPeer(t))
 	p := openPage(t, newBrowser(t), in.URL)
 	pn := panel("inspectpeer")
-	p.waitFor("the server to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+	p.waitConnected("the server to connect", "inspectpeer")
 	p.openTab("inspectpeer", "tools")
 	p.click(pn + ` [data-tool="form"]`)
 	f := pn + ` form.toolform`

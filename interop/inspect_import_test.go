@@ -100,7 +100,7 @@ func TestInspectImportServerJSON(t *testing.T) {
 	p.click(imp + ` form.sjform button[type=submit]`)
 	name := "io.github.modelcontextprotocol/server-everything"
 	pn := panel(name)
-	p.waitFor("the remote to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+	p.waitConnected("the remote to connect", name)
 	p.openTab(name, "tools")
 	p.waitFor("its tools", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` [data-tool="echo"]`))
 	p.screenshot("import")

@@ -39,7 +39,7 @@ func TestInspectOAuthLogin(t *testing.T) {
 	if _, err := person.authorize(ctx, authURL, func(u *url.URL) bool { return u.Hostname() == "127.0.0.1" && u.Path == "/callback" }); err != nil {
 		t.Fatalf("the person's login: %v\nserver events:%s", err, describe(as.Events(0)))
 	}
-	p.waitFor("the server to connect after the login", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+	p.waitConnected("the server to connect after the login", name)
 	p.openTab(name, "tools")
 	p.waitFor("the protected tools", fmt.Sprintf(`!!document.querySelector(%q)`, pn+` [data-tool="read_note"]`))
 

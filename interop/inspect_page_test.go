@@ -380,6 +380,32 @@ func (p *inspectPage) readmeShot(file string, h int) {
 // panel is the CSS selector of the panel of the server called name.
 func panel(name string) string { return fmt.Sprintf(`section.panel[aria-label=%q]`, name) }
 
+// waitConnected waits, as what, until the panel of the server called name
+// says it is connected.
+func (p *inspectPage) waitConnected(what, name string) {
+	p.t.Helper()
+	p.waitFor(what, fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, panel(name)+" .pstate"))
+}
+
+// runTool chooses tool on the Tools page of the server called name, types
+// args into its form and runs it.
+func (p *inspectPage) runTool(name, tool string, args map[string]string) {
+	p.t.Helper()
+	pn := panel(name)
+	p.openTab(name, "tools")
+	p.click(pn + fmt.Sprintf(` [data-tool=%q]`, tool))
+	for k, v := range args {
+		p.typeIn(pn+fmt.Sprintf(` [data-path=%q]`, k), v)
+	}
+	p.click(pn + ` button.run`)
+}
+
+// hasText is a JavaScript test that some element sel of the panel of the
+// server called name holds text.
+func hasText(name, sel, text string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll(%q)].some((e) => e.innerText.includes(%q))`, panel(name)+" "+sel, text)
+}
+
 // tab opens the page (tools, history, ...) of the server's panel.
 func (p *inspectPage) openTab(name, tab string) {
 	p.t.Helper()

@@ -45,7 +45,7 @@ func TestInspectWebSocketAndGRPC(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			p.t = t
 			pn := panel(tc.name)
-			p.waitFor(tc.name+" to connect", fmt.Sprintf(`(document.querySelector(%q) || {}).dataset?.state === 'connected'`, pn+" .pstate"))
+			p.waitConnected(tc.name+" to connect", tc.name)
 			if got := p.text(pn + " .target"); !strings.HasPrefix(got, tc.kind) {
 				t.Errorf("the panel says %q, want the %s transport", got, tc.kind)
 			}
