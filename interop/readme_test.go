@@ -88,7 +88,7 @@ func TestReadme(t *testing.T) {
 				removeNewFiles(t, root)
 			}
 			r := &readmeRun{root: root, env: env, ports: map[string]string{}}
-			t.Cleanup(r.stop)
+			t.Cleanup(func() { r.stop(); r.checkStopped(t) })
 			for i, b := range g.blocks {
 				switch b.kind {
 				case "run", "build":
@@ -386,6 +386,23 @@ func (r *readmeRun) stop() {
 	}
 	syscall.Kill(-r.sh.cmd.Process.Pid, syscall.SIGKILL)
 	r.sh.pipe.Close()
+}
+
+// checkStopped fails t if a process of the group's bash outlived stop:
+// the README's background servers must end with the group.
+func (r *readmeRun) checkStopped(t *testing.T) {
+	if r.sh == nil {
+		return
+	}
+	pgid := r.sh.cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Errorf("a process of the README's shell (group %d) is still running after it stopped", pgid)
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // killed processes wait for init to reap them: poll, under a deadline
+	}
 }
 
 // command returns a command run from the repository root, in the
