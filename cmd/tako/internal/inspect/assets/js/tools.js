@@ -47,11 +47,15 @@
       st.page = Math.min(st.page, pages - 1);
       const shown = all.slice(st.page * pageSize, (st.page + 1) * pageSize);
       count.textContent = s.tools ? `${all.length} of ${s.tools.length} tools` : '';
+      // A redraw (a relisting, a list change) must not take the focus from
+      // a person moving through the list with the keyboard.
+      const focused = list.contains(document.activeElement) ? document.activeElement.dataset.tool : null;
       T.clear(list, shown.map((t) => el('li', {},
         el('button', {type: 'button', class: `item${st.chosen && st.chosen.name === t.name ? ' on' : ''}`, 'data-tool': t.name, onclick: () => choose(t)},
           el('span', {class: 'name'}, t.title || t.name), t.title ? el('span', {class: 'sub'}, t.name) : null,
           T.appURI(t) ? el('span', {class: 'tag'}, 'app') : null,
           t.description ? el('span', {class: 'desc'}, t.description.split('\n')[0]) : null))));
+      if (focused) { const b = [...list.querySelectorAll('button[data-tool]')].find((x) => x.dataset.tool === focused); if (b) b.focus(); }
       T.clear(pager, pages > 1 ? [
         el('button', {type: 'button', disabled: st.page === 0, onclick: () => { st.page--; draw(); }}, 'Previous'),
         el('span', {}, ` page ${st.page + 1} of ${pages} `),
