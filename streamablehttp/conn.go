@@ -138,6 +138,15 @@ const ownIdleConnsPerHost = 64
 // that calls more often than this keeps its connection.
 const ownIdleConnTimeout = 4 * time.Second
 
+// ownBufferSize is the read and the write buffer of each connection of the
+// Conn's own transport, where net/http's default is 4 KB each. A
+// connection holds both for as long as it is open, and the standalone GET
+// stream's is open for the whole session: 8 KB of an idle session's heap
+// at the default, which an MCP message rarely needs. A request's headers
+// and a small call fit in 2 KB; a larger body or answer is written and
+// read past the buffer in large pieces, as with the default.
+const ownBufferSize = 2 << 10
+
 // Options configure a Conn. The zero value works.
 type Options struct {
 	// HTTPClient sends every request. Its Timeout is ignored (a copy
@@ -293,6 +302,17 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 		// callers in bench/, against the floor's 142.
 		c.own.MaxIdleConnsPerHost = ownIdleConnsPerHost
 		c.own.IdleConnTimeout = ownIdleConnTimeout
+		c.own.ReadBufferSize, c.own.WriteBufferSize = ownBufferSize, ownBufferSize
+		if u.Scheme == "http" {
+			// HTTP/2 is negotiated only over TLS, and every request of
+			// this transport stays on the endpoint's origin (redirects
+			// and the HTTP+SSE endpoint event are held to it): set up
+			// for http://, the HTTP/2 side was 1.6 KB of each idle
+			// session's heap that nothing would ever use.
+			var p http.Protocols
+			p.SetHTTP1(true)
+			c.own.Protocols = &p
+		}
 		c.client = &http.Client{Transport: c.own}
 	}
 	c.client.CheckRedirect = sameOrigin(c.client.CheckRedirect)

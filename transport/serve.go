@@ -80,6 +80,13 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 // refuse queues the error answer for a server request past the bound, or
 // drops the request when the refusals themselves are backed up.
 func (s *Session) refuse(msg *mcp.Message) {
+	if s.refusals == nil {
+		// Made on the first refusal, as most sessions never refuse: 64
+		// slots held by every idle session were 0.5 KB of its heap. Only
+		// the reader refuses, and the refusal goroutine starts after
+		// this, so the field needs no lock.
+		s.refusals = make(chan *mcp.Message, refusalQueue)
+	}
 	resp, _ := mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInternalError,
 		Message: fmt.Sprintf("client busy: %d requests from the server are already being answered", s.opts.MaxServerRequests)})
 	select {

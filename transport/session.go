@@ -69,7 +69,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -217,6 +216,10 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 	return s, nil
 }
 
+// discardLog is the logger of a Session given none. One for all sessions,
+// and a handler that is never enabled, so that no record is formatted.
+var discardLog = slog.New(slog.DiscardHandler)
+
 func newSession(conn Conn, opts *Options) *Session {
 	s := &Session{
 		conn:     conn,
@@ -239,7 +242,7 @@ func newSession(conn Conn, opts *Options) *Session {
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
-		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		s.log = discardLog
 	}
 	s.initRoots()
 	implied := s.opts.Handlers.capabilities()
@@ -261,7 +264,6 @@ func newSession(conn Conn, opts *Options) *Session {
 	s.events.init(s.opts.MaxQueuedNotifications)
 	s.handler = s.chain()
 	s.cache = s.newCache()
-	s.refusals = make(chan *mcp.Message, refusalQueue)
 	s.readerCtx, s.stopRead = context.WithCancel(context.Background())
 	s.wg.Add(1) // the reader's: the Conn's own goroutine, for a Pusher
 	if p, ok := conn.(Pusher); ok {
