@@ -386,6 +386,7 @@ func (c *Conn) waitExit(d time.Duration) bool {
 
 // wait is the waiter goroutine.
 func (c *Conn) wait() {
+	awaitExit(c.pid) // on no thread where it can (exit_linux.go)
 	_ = c.cmd.Wait() // the status is in ProcessState
 	c.exitedFlag.Store(true)
 	// The server is gone: whatever is left of its group goes too, so that
