@@ -252,18 +252,47 @@ func (in regInput) one(key, label string, answers map[string]string) (string, er
 	return vs[0], nil
 }
 
-// runtime is the program that runs a package of p's registry type.
+// runtime is the program that runs p, with its own arguments: the one its
+// runtimeHint names (a publisher's choice, such as bunx for an npm
+// package or pipx for a PyPI one), or else the usual runner of its
+// registry type.
 func (p *regPackage) runtime() ([]string, error) {
-	switch p.RegistryType {
-	case "npm":
-		return []string{"npx", "-y"}, nil
-	case "pypi":
-		return []string{"uvx"}, nil
-	case "oci":
-		return []string{"docker", "run", "-i", "--rm"}, nil
+	hint := p.RuntimeHint
+	if hint == "" {
+		if hint = defaultRuntime[p.RegistryType]; hint == "" {
+			return nil, fmt.Errorf("tako inspect runs npm, pypi, oci and nuget packages, not %q ones: type its command in the connect form", p.RegistryType)
+		}
 	}
-	return nil, fmt.Errorf("tako inspect runs npm, pypi and oci packages, not %q ones: type its command in the connect form", p.RegistryType)
+	if !commandName.MatchString(hint) {
+		// It becomes the command run: a name to look up in PATH, never
+		// a path or a shell line from the file.
+		return nil, fmt.Errorf("runtimeHint %q is not a command name: type its command in the connect form", hint)
+	}
+	if argv, ok := runtimeArgs[hint]; ok {
+		return slices.Clone(argv), nil
+	}
+	return []string{hint}, nil
 }
+
+// defaultRuntime is the runner of each registry type's packages.
+var defaultRuntime = map[string]string{"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
+
+// runtimeArgs are what a runner needs to run a package unattended over
+// stdio: npx and dnx would otherwise ask before they download (on the
+// stdin that the MCP messages use), and a container needs its stdin.
+var runtimeArgs = map[string][]string{
+	"npx":    {"npx", "-y"},
+	"pipx":   {"pipx", "run"},
+	"docker": {"docker", "run", "-i", "--rm"},
+	"podman": {"podman", "run", "-i", "--rm"},
+}
+
+// commandName is a runtimeHint tako runs: a plain program name.
+var commandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// container reports whether argv runs a container, which passes on only
+// the environment variables it is told to.
+func container(argv []string) bool { return argv[0] == "docker" || argv[0] == "podman" }
 
 // args appends the arguments as to argv.
 func args(argv []string, as []regInput, prefix string, answers map[string]string) ([]string, error) {
@@ -316,8 +345,7 @@ func (sj *serverJSON) server(id string, answers map[string]string) (dial.Server,
 				continue
 			}
 			s.Env = append(s.Env, e.Name+"="+v)
-			if p.RegistryType == "oci" {
-				// docker passes on only the variables it is told to.
+			if container(argv) {
 				argv = append(argv, "-e", e.Name)
 			}
 		}
@@ -331,6 +359,16 @@ func (sj *serverJSON) server(id string, answers map[string]string) (dial.Server,
 				ref += ":" + p.Version
 			}
 			argv = append(argv, ref)
+		case "nuget":
+			// dnx: --yes, not to ask before the download; the package's
+			// own arguments after --.
+			if p.Version != "" {
+				ref += "@" + p.Version
+			}
+			argv = append(argv, ref, "--yes")
+			if len(p.PackageArguments) > 0 {
+				argv = append(argv, "--")
+			}
 		}
 		if argv, err = args(argv, p.PackageArguments, "arg", answers); err != nil {
 			return s, err

@@ -173,3 +173,51 @@ func TestServerJSONCommandWaitsForConfirmation(t *testing.T) {
 		t.Errorf("an empty server.json: HTTP %d %s", code, body)
 	}
 }
+
+// TestServerJSONRuntimeHint: a package's runtimeHint names the program
+// that runs it (bunx for an npm package, pipx for a PyPI one, podman for
+// an image), a NuGet package runs with dnx, and a hint that is not a
+// plain command name (a path, a shell line) is refused rather than run.
+func TestServerJSONRuntimeHint(t *testing.T) {
+	sj, err := parseServerJSON([]byte(`{"name":"io.github.tako-mcp/weather","version":"1.4.2","packages":[
+		{"registryType":"npm","identifier":"@tako-mcp/weather","version":"1.4.2","runtimeHint":"bunx"},
+		{"registryType":"pypi","identifier":"tako-weather","version":"1.4.2","runtimeHint":"pipx"},
+		{"registryType":"oci","identifier":"takomcp/weather","version":"1.4.2","runtimeHint":"podman",
+		 "environmentVariables":[{"name":"WEATHER_API_KEY","isRequired":true,"isSecret":true}]},
+		{"registryType":"nuget","identifier":"Tako.Weather","version":"1.4.2-beta",
+		 "packageArguments":[{"type":"positional","value":"mcp"},{"type":"named","name":"--city","valueHint":"city"}]},
+		{"registryType":"npm","identifier":"@tako-mcp/weather","version":"1.4.2","runtimeHint":"/tmp/x; rm -rf ~"}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id      string
+		answers map[string]string
+		argv    []string
+		env     []string
+	}{
+		{"package:0", nil, []string{"bunx", "@tako-mcp/weather@1.4.2"}, nil},
+		{"package:1", nil, []string{"pipx", "run", "tako-weather==1.4.2"}, nil},
+		{"package:2", map[string]string{"env:WEATHER_API_KEY": "k-ü \"1\""}, []string{"podman", "run", "-i", "--rm", "-e", "WEATHER_API_KEY", "takomcp/weather:1.4.2"}, []string{"WEATHER_API_KEY=k-ü \"1\""}},
+		{"package:3", map[string]string{"arg:1": "São Paulo"}, []string{"dnx", "Tako.Weather@1.4.2-beta", "--yes", "--", "mcp", "--city", "São Paulo"}, nil},
+	} {
+		s, err := sj.server(tc.id, tc.answers)
+		if err != nil {
+			t.Errorf("%s: %v", tc.id, err)
+			continue
+		}
+		if argv := append([]string{s.Command}, s.Args...); !slices.Equal(argv, tc.argv) {
+			t.Errorf("%s: argv %q, want %q", tc.id, argv, tc.argv)
+		}
+		if !slices.Equal(s.Env, tc.env) {
+			t.Errorf("%s: env %q, want %q", tc.id, s.Env, tc.env)
+		}
+	}
+	if _, err := sj.server("package:4", nil); err == nil || !strings.Contains(err.Error(), "is not a command name") {
+		t.Errorf("a runtimeHint that is a shell line: error %v", err)
+	}
+	if cs := sj.choices(); cs[4].Error == "" || cs[3].Error != "" {
+		t.Errorf("choices: the shell line's error %q (want one), NuGet's %q (want none)", cs[4].Error, cs[3].Error)
+	}
+}
