@@ -82,9 +82,10 @@ func (s *Session) serveRequest(msg *mcp.Message) {
 func (s *Session) refuse(msg *mcp.Message) {
 	if s.refusals == nil {
 		// Made on the first refusal, as most sessions never refuse: 64
-		// slots held by every idle session were 0.5 KB of its heap. Only
-		// the reader refuses, and the refusal goroutine starts after
-		// this, so the field needs no lock.
+		// slots held by every idle session were 0.5 KB of its heap.
+		// refuse runs in the dispatch of what was read, whose calls are
+		// never concurrent (Pusher), and the refusal goroutine starts
+		// after this: the field needs no lock.
 		s.refusals = make(chan *mcp.Message, refusalQueue)
 	}
 	resp, _ := mcp.NewResponse(msg.ID, nil, &mcp.Error{Code: mcp.CodeInternalError,
