@@ -39,7 +39,11 @@ package stdio
 // Goroutines. A Conn runs three: the framer's reader turns stdout into
 // messages; the stderr drain keeps a bounded tail of stderr (for ExitError
 // and Stderr) and logs each line at Debug; the waiter waits for the process
-// to exit. None of them outlives Close.
+// to exit. None of them outlives Close. All three wait in the runtime's
+// poller, on no OS thread of their own: the pipes are pollable, and on
+// Linux the waiter watches the server's pidfd before it calls cmd.Wait,
+// which would otherwise hold a thread in waitid for the server's life
+// (exit_linux.go).
 //
 // Death. When the server exits (or is killed), the waiter SIGKILLs the rest
 // of its group at once, so a grandchild holding stdout open cannot keep the
