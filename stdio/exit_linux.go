@@ -9,9 +9,9 @@ import (
 )
 
 // awaitExit returns once the process pid has exited, leaving it for
-// cmd.Wait to reap, and reports true; or false at once when the kernel
-// cannot tell it that way (no pidfd before Linux 5.3, or a sandbox that
-// refuses the call), and the waiter then blocks in cmd.Wait alone.
+// cmd.Wait to reap; or at once when the kernel cannot tell it that way
+// (no pidfd before Linux 5.3, or a sandbox that refuses the call), and the
+// waiter then blocks in cmd.Wait alone.
 //
 // Why: cmd.Wait blocks its goroutine in the waitid system call, and a
 // goroutine in a blocking system call holds an OS thread, with the
@@ -20,23 +20,21 @@ import (
 // suite, against go-sdk's 8, and a thread for each of a host's servers. A
 // pidfd becomes readable when its process exits, so the runtime's poller
 // can wait for it as it waits for a pipe, on no thread of its own.
-func awaitExit(pid int) bool {
+func awaitExit(pid int) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
-		return false
+		return
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return false
+		return
 	}
-	var werr error
-	err = rc.Read(func(fd uintptr) bool {
+	_ = rc.Read(func(fd uintptr) bool {
 		// WNOWAIT: look, and leave the exit status to cmd.Wait.
 		var info unix.Siginfo
-		werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		return werr != nil || info.Signo != 0 // 0: still running, wait for readable
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		return err != nil || info.Signo != 0 // 0: still running, wait for readable
 	})
-	return err == nil && werr == nil
 }

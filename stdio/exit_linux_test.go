@@ -36,9 +36,7 @@ func TestIdleServersHoldNoThreads(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			var b strings.Builder
-			pprof.Lookup("goroutine").WriteTo(&b, 1)
-			t.Fatalf("%d of %d servers' waiters wait in the poller; the goroutines:\n%s", parked, n, b.String())
+			t.Fatalf("%d of %d servers' waiters wait in the poller; the goroutines:\n%s", parked, n, goroutines())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -66,10 +64,8 @@ func TestIdleServersHoldNoThreads(t *testing.T) {
 
 // waitersInPoller counts the stdio waiter goroutines parked on a pidfd.
 func waitersInPoller() int {
-	var b strings.Builder
-	pprof.Lookup("goroutine").WriteTo(&b, 1)
 	count := 0
-	for _, rec := range strings.Split(b.String(), "\n\n") {
+	for _, rec := range strings.Split(goroutines(), "\n\n") {
 		if strings.Contains(rec, "stdio.awaitExit") && strings.Contains(rec, "runtime_pollWait") {
 			var k int
 			if _, err := fmt.Sscan(rec, &k); err == nil {
@@ -78,4 +74,11 @@ func waitersInPoller() int {
 		}
 	}
 	return count
+}
+
+// goroutines is this process's goroutines, alike ones counted together.
+func goroutines() string {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	return b.String()
 }

@@ -216,10 +216,6 @@ func Connect(ctx context.Context, conn Conn, opts *Options) (*Session, error) {
 	return s, nil
 }
 
-// discardLog is the logger of a Session given none. One for all sessions,
-// and a handler that is never enabled, so that no record is formatted.
-var discardLog = slog.New(slog.DiscardHandler)
-
 func newSession(conn Conn, opts *Options) *Session {
 	s := &Session{
 		conn:     conn,
@@ -242,7 +238,7 @@ func newSession(conn Conn, opts *Options) *Session {
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
-		s.log = discardLog
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.initRoots()
 	implied := s.opts.Handlers.capabilities()

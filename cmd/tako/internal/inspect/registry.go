@@ -277,9 +277,11 @@ func (p *regPackage) runtime() ([]string, error) {
 // defaultRuntime is the runner of each registry type's packages.
 var defaultRuntime = map[string]string{"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
 
-// runtimeArgs are what a runner needs to run a package unattended over
-// stdio: npx and dnx would otherwise ask before they download (on the
-// stdin that the MCP messages use), and a container needs its stdin.
+// runtimeArgs are what a runner needs before the package to run it
+// unattended over stdio: npx would otherwise ask before it downloads (on
+// the stdin that the MCP messages use; dnx's --yes goes after the
+// package), pipx runs with its run command, and a container needs its
+// stdin.
 var runtimeArgs = map[string][]string{
 	"npx":    {"npx", "-y"},
 	"pipx":   {"pipx", "run"},
