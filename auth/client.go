@@ -67,7 +67,7 @@ import (
 const DefaultLoginTimeout = 5 * time.Minute
 
 // Client authorizes requests to one MCP server. Create it with New; it is
-// safe for concurrent use. It is a transport.Authorizer (AuthorizeRequest
+// safe for concurrent use. It is an httpauth.Authorizer (AuthorizeRequest
 // and HandleUnauthorized): plug it into streamablehttp.Options.Auth and
 // websocket.Options.Auth, or a dial.Server's Auth; and into gRPC as a
 // credentials.PerRPCCredentials (it implements the interface too). The

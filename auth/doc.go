@@ -20,7 +20,7 @@
 //	ac, _ := auth.New(url, &auth.Config{User: &auth.Loopback{}})
 //	conn, _ := streamablehttp.Dial(ctx, url, &streamablehttp.Options{Auth: ac})
 //
-// The Client is a transport.Authorizer, the seam of Streamable HTTP and of
+// The Client is an httpauth.Authorizer, the seam of Streamable HTTP and of
 // the WebSocket upgrade (websocket.Options.Auth: a 401 on the upgrade
 // starts a refresh or a login as it does over HTTP); for gRPC it is a
 // credentials.PerRPCCredentials. dial.Server takes it as its Auth.

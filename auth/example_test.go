@@ -8,6 +8,7 @@ import (
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // The interactive flow of a command-line program: the browser opens on
@@ -55,6 +56,6 @@ func Example_clientCredentials() {
 func Example_ownTokenSource() {
 	token := func(ctx context.Context) (string, error) { return os.Getenv("MCP_TOKEN"), nil }
 	_, _ = streamablehttp.Dial(context.Background(), "https://mcp.example.com/mcp", &streamablehttp.Options{
-		Auth: transport.TokenSource(token),
+		Auth: httpauth.TokenSource(token),
 	})
 }

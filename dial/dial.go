@@ -22,7 +22,7 @@ package dial
 // nothing to them, with one exception: see SSE below.
 //
 // Auth. dial declares the two methods it needs of an authorization layer
-// (Authorizer, the transports' transport.Authorizer), which *auth.Client
+// (Authorizer, the transports' httpauth.Authorizer), which *auth.Client
 // has, so that auth does not import dial and dial does not import auth:
 // the CLI's stored logins, a program's own token source and a test's fake
 // all plug in the same way. Streamable HTTP and the WebSocket upgrade take
@@ -79,6 +79,7 @@ import (
 	"github.com/tako-mcp/tako/stdio"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 	"github.com/tako-mcp/tako/websocket"
 )
 
@@ -180,13 +181,13 @@ type TLS struct {
 }
 
 // Authorizer is what dial needs of an authorization layer, the
-// transports' own seam (transport.Authorizer); *auth.Client implements it.
+// transports' own seam (httpauth.Authorizer); *auth.Client implements it.
 // AuthorizeRequest sets a request's credentials (a bearer token, or a DPoP
 // token and its proof); HandleUnauthorized is told of a 401 or 403 and
 // returns nil when new credentials are in place, so that the request is
 // sent once more. For grpc, the Authorizer must also implement
 // credentials.PerRPCCredentials (as *auth.Client does).
-type Authorizer = transport.Authorizer
+type Authorizer = httpauth.Authorizer
 
 // Errors a Server can be refused with before anything starts, each wrapped
 // in an [*Error].

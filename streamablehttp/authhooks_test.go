@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// authHooks is a transport.Authorizer of two functions, for tests that
+// authHooks is an httpauth.Authorizer of two functions, for tests that
 // script what an authorization layer does; a nil one does nothing (or,
 // for unauthorized, refuses).
 type authHooks struct {

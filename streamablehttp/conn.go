@@ -116,6 +116,7 @@ import (
 	"github.com/tako-mcp/tako/internal/waitgroup"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // DefaultMaxMessageSize is the message cap when Options.MaxMessageSize is
@@ -189,8 +190,8 @@ type Options struct {
 	// Auth authorizes every request, and is told of every 401 and 403
 	// (the request is then sent again when it says so, at most
 	// MaxAuthRetries times): the seam an *auth.Client plugs into, or a
-	// transport.TokenSource. Nil sends no credentials.
-	Auth transport.Authorizer
+	// httpauth.TokenSource. Nil sends no credentials.
+	Auth httpauth.Authorizer
 
 	// CloseTimeout bounds the DELETE that ends a legacy session and the
 	// wait for the Conn's goroutines in Close. Zero means 2 seconds.

@@ -18,6 +18,7 @@ import (
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // legacyServer is a scripted Streamable HTTP server of the 2025-11-25 kind:
@@ -420,7 +421,7 @@ func TestUnauthorized(t *testing.T) {
 	ctx := testContext(t)
 
 	conn, _ := streamablehttp.Dial(ctx, hs.URL, &streamablehttp.Options{
-		Auth: transport.TokenSource(func(context.Context) (string, error) { return "bad", nil }),
+		Auth: httpauth.TokenSource(func(context.Context) (string, error) { return "bad", nil }),
 	})
 	_, err := transport.Connect(ctx, conn, &transport.Options{ProtocolVersion: mcp.Version20251125})
 	if !errors.Is(err, transport.ErrAuthRequired) {

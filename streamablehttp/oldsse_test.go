@@ -15,6 +15,7 @@ import (
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // oldSSEServer is a 2024-11-05 HTTP+SSE server: it refuses the Streamable
@@ -90,7 +91,7 @@ func startOldSSE(t *testing.T, endpoint func(self string) string) (*oldSSEServer
 func credentialed() *streamablehttp.Options {
 	return &streamablehttp.Options{
 		Header: http.Header{"X-Api-Key": {"secret-key"}},
-		Auth:   transport.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
+		Auth:   httpauth.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
 	}
 }
 

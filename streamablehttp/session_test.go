@@ -19,6 +19,7 @@ import (
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/streamablehttp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // Regression tests for "a legacy HTTP session can break for good after one
@@ -192,7 +193,7 @@ func TestCredentialsNotSentOnCrossOriginRedirect(t *testing.T) {
 	ctx := testContext(t)
 	conn, err := streamablehttp.Dial(ctx, redirecting.URL+"/mcp", &streamablehttp.Options{
 		Header: http.Header{"X-Api-Key": {"secret-key"}},
-		Auth:   transport.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
+		Auth:   httpauth.TokenSource(func(context.Context) (string, error) { return "secret-token", nil }),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // MaxAuthRetries bounds how often one opening handshake is tried again
@@ -38,7 +38,7 @@ func authCause(err error) (error, bool) {
 // upgrade as the GET it is (the URL's http or https twin, so that a DPoP
 // proof names what the server sees), and on a 401 or 403 hands the answer
 // to a, trying again while a reports new credentials.
-func dialAuthorized(ctx context.Context, d *websocket.Dialer, u *url.URL, header http.Header, a transport.Authorizer) (*websocket.Conn, *http.Response, error) {
+func dialAuthorized(ctx context.Context, d *websocket.Dialer, u *url.URL, header http.Header, a httpauth.Authorizer) (*websocket.Conn, *http.Response, error) {
 	if a == nil {
 		return d.DialContext(ctx, u.String(), header)
 	}

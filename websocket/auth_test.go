@@ -11,11 +11,14 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 	"github.com/tako-mcp/tako/websocket"
 )
 
-// upgradeAuth is a transport.Authorizer of a token it renews when it is
+// upgradeAuth is an httpauth.Authorizer of a token it renews when it is
 // refused, as an OAuth client refreshes.
+var _ httpauth.Authorizer = (*upgradeAuth)(nil)
+
 type upgradeAuth struct {
 	token   atomic.Value // string
 	refused atomic.Int32

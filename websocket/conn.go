@@ -87,6 +87,7 @@ import (
 	"github.com/tako-mcp/tako/internal/writelock"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 // Subprotocol is the WebSocket subprotocol MCP clients and servers agree
@@ -174,7 +175,7 @@ type Options struct {
 	// nonce) the handshake is tried again, at most MaxAuthRetries times.
 	// An *auth.Client plugs in here as it does into Streamable HTTP. Nil
 	// sends what Header holds, and nothing else.
-	Auth transport.Authorizer
+	Auth httpauth.Authorizer
 
 	// Keepalive sets the read limit, the ping/pong keepalive and the close
 	// bound.

