@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"container/list"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tako-mcp/tako/mcp"
@@ -224,15 +224,20 @@ type sessionCache struct {
 	token    string // this session's own: owner of per-session private entries
 }
 
+// sessionTokens numbers the sessions of the process, each session's key
+// of its own entries in a shared Cache. A Cache lives in memory and never
+// leaves the process, so a counter makes keys as unique as random ones
+// would, without linking crypto/rand (and the FIPS module behind it) into
+// every program.
+var sessionTokens atomic.Uint64
+
 // newCache gives the session its view of the cache: Options.Cache or a
 // cache of its own, nil with Options.DisableCache.
 func (s *Session) newCache() *sessionCache {
 	if s.opts.DisableCache {
 		return nil
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand documents it)
-	token := "session:" + hex.EncodeToString(b[:])
+	token := "session:" + strconv.FormatUint(sessionTokens.Add(1), 10)
 	sc := &sessionCache{c: s.opts.Cache, server: token, identity: token, token: token}
 	if sc.c == nil {
 		sc.c = NewCache(nil)
