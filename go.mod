@@ -5,8 +5,8 @@ go 1.26.0
 require (
 	github.com/chzyer/readline v1.5.1
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/google/jsonschema-go v0.4.3
 	github.com/gorilla/websocket v1.5.3
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	go.uber.org/goleak v1.3.0
 	golang.org/x/oauth2 v0.38.0

@@ -90,8 +90,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
 )
@@ -264,7 +263,7 @@ type entry struct {
 	def    Definition
 	local  *Tool
 	srv    *server
-	schema *jsonschema.Schema // nil: no validation (none given or it did not compile)
+	schema *schemacheck.Schema // nil: no validation (none given or it did not compile)
 	// defaults are the required arguments whose schema gives a default,
 	// filled in when a call leaves them out (see fillDefaults).
 	defaults map[string]json.RawMessage
@@ -293,7 +292,7 @@ func (r *Registry) AddTool(t Tool) error {
 	if t.Handler == nil {
 		return fmt.Errorf("registry: tool %q has no handler", t.Name)
 	}
-	schema, err := compileSchema(t.Name, t.InputSchema)
+	schema, err := compileSchema(t.InputSchema)
 	if err != nil {
 		return fmt.Errorf("registry: tool %q: %w", t.Name, err)
 	}
@@ -536,7 +535,7 @@ func (r *Registry) install(s *server, tools []mcp.Tool, first bool) error {
 			continue
 		}
 		seen[c.name] = true
-		schema, err := compileSchema(c.tool.Name, c.tool.InputSchema)
+		schema, err := compileSchema(c.tool.InputSchema)
 		if err != nil {
 			// A schema we cannot compile is the server's problem; the
 			// server still checks the arguments itself.

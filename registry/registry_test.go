@@ -509,7 +509,7 @@ func TestMissingArgumentsNamedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := dispatch(t, r, "add", `{}`)
-	if !res.IsError || !strings.Contains(res.Text(), "'a'") || !strings.Contains(res.Text(), "'b'") {
+	if !res.IsError || !strings.Contains(res.Text(), `"a"`) || !strings.Contains(res.Text(), `"b"`) {
 		t.Errorf("result %q does not name both a and b", res.Text())
 	}
 }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,16 +8,14 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
 
 // compileSchema compiles a tool's input schema. An empty schema compiles to
 // nil: nothing to check.
-func compileSchema(tool string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	schema, err := schemacheck.Compile("urn:tako:tool:"+tool, raw)
+func compileSchema(raw json.RawMessage) (*schemacheck.Schema, error) {
+	schema, err := schemacheck.Compile(raw)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
@@ -26,9 +23,9 @@ func compileSchema(tool string, raw json.RawMessage) (*jsonschema.Schema, error)
 }
 
 // validate checks args against schema; a nil schema accepts any object.
-func validate(schema *jsonschema.Schema, args json.RawMessage) error {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+func validate(schema *schemacheck.Schema, args json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {

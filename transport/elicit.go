@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -54,7 +52,7 @@ var elicitFormTypes = map[string]bool{"string": true, "number": true, "integer":
 // elicitForm is a checked requestedSchema: the compiled schema and the
 // defaults of its properties.
 type elicitForm struct {
-	schema   *jsonschema.Schema
+	schema   *schemacheck.Schema
 	defaults map[string]json.RawMessage
 }
 
@@ -100,7 +98,7 @@ func compileElicitForm(raw json.RawMessage) (*elicitForm, error) {
 			f.defaults[name] = prop.Default
 		}
 	}
-	s, err := schemacheck.CompileAsserting("urn:tako:elicitation:requestedSchema", raw)
+	s, err := schemacheck.CompileAsserting(raw)
 	if err != nil {
 		return nil, fmt.Errorf("requestedSchema: %v", err)
 	}
@@ -132,8 +130,8 @@ func (f *elicitForm) complete(res *mcp.ElicitResult) (*mcp.ElicitResult, error) 
 	if err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}
 	if err := f.schema.Validate(doc); err != nil {

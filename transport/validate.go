@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -70,7 +68,7 @@ type toolSchemas struct {
 
 type compiledSchema struct {
 	raw    json.RawMessage // what was compiled, to notice a new listing
-	schema *jsonschema.Schema
+	schema *schemacheck.Schema
 	err    error
 }
 
@@ -103,7 +101,7 @@ func (ts *toolSchemas) learnAll(tools []mcp.Tool, gen uint64) {
 
 // lookup returns the compiled output schema of tool, nil if there is none
 // to check against.
-func (ts *toolSchemas) lookup(tool string) (*jsonschema.Schema, error) {
+func (ts *toolSchemas) lookup(tool string) (*schemacheck.Schema, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	raw, ok := ts.raw[tool]
@@ -113,7 +111,7 @@ func (ts *toolSchemas) lookup(tool string) (*jsonschema.Schema, error) {
 	if c, ok := ts.compiled[tool]; ok && bytes.Equal(c.raw, raw) {
 		return c.schema, c.err
 	}
-	schema, err := schemacheck.Compile("urn:tako:tool-output:"+tool, raw)
+	schema, err := schemacheck.Compile(raw)
 	if err != nil {
 		err = fmt.Errorf("the output schema cannot be used: %w", err)
 	}
@@ -145,8 +143,8 @@ func (s *Session) checkOutput(ctx context.Context, tool string, r *mcp.CallToolR
 	if len(bytes.TrimSpace(r.StructuredContent)) == 0 {
 		return &OutputSchemaError{Tool: tool, Err: errors.New("the tool declares an output schema but the result has no structuredContent")}
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.StructuredContent))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(r.StructuredContent, &v); err != nil {
 		return &OutputSchemaError{Tool: tool, Err: fmt.Errorf("structuredContent is not JSON: %w", err)}
 	}
 	if err := schema.Validate(v); err != nil {

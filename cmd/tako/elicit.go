@@ -32,8 +32,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/transport"
@@ -158,11 +156,12 @@ type formField struct {
 	choices                  []choice        // an enum, or the items of a multi-select
 	multi                    bool            // an array of choices
 	limits                   []string        // the ranges and lengths, for the prompt
-	// schema checks one answer as the engine will check the whole form
-	// (formats asserted), so that a wrong answer is asked again at once;
-	// nil when the property does not compile (the engine then refuses
-	// the form before it is shown).
-	schema *jsonschema.Schema
+	// prop and schema check one answer as the engine will check the
+	// whole form (formats asserted), so that a wrong answer is asked
+	// again at once; schema is nil when the property does not compile
+	// (the engine then refuses the form before it is shown).
+	prop   formProperty
+	schema *schemacheck.Schema
 }
 
 // choice is one value of an enum and the label a person sees.
@@ -173,21 +172,24 @@ type choice struct {
 
 // formProperty is a property of a requestedSchema as the spec allows it.
 type formProperty struct {
-	Type        string          `json:"type"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Format      string          `json:"format"`
-	Default     json.RawMessage `json:"default"`
-	Enum        []string        `json:"enum"`
-	EnumNames   []string        `json:"enumNames"`
-	OneOf       []titledConst   `json:"oneOf"`
-	Minimum     *json.Number    `json:"minimum"`
-	Maximum     *json.Number    `json:"maximum"`
-	MinLength   *int            `json:"minLength"`
-	MaxLength   *int            `json:"maxLength"`
-	MinItems    *int            `json:"minItems"`
-	MaxItems    *int            `json:"maxItems"`
-	Items       *struct {
+	Type             string          `json:"type"`
+	Title            string          `json:"title"`
+	Description      string          `json:"description"`
+	Format           string          `json:"format"`
+	Default          json.RawMessage `json:"default"`
+	Enum             []string        `json:"enum"`
+	EnumNames        []string        `json:"enumNames"`
+	OneOf            []titledConst   `json:"oneOf"`
+	Minimum          *json.Number    `json:"minimum"`
+	Maximum          *json.Number    `json:"maximum"`
+	ExclusiveMinimum *json.Number    `json:"exclusiveMinimum"`
+	ExclusiveMaximum *json.Number    `json:"exclusiveMaximum"`
+	Pattern          string          `json:"pattern"`
+	MinLength        *int            `json:"minLength"`
+	MaxLength        *int            `json:"maxLength"`
+	MinItems         *int            `json:"minItems"`
+	MaxItems         *int            `json:"maxItems"`
+	Items            *struct {
 		Enum  []string      `json:"enum"`
 		AnyOf []titledConst `json:"anyOf"`
 	} `json:"items"`
@@ -231,8 +233,8 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 			return nil, fmt.Errorf("the requested form: property %q: %w", name, err)
 		}
 		f := formField{name: name, title: prop.Title, description: prop.Description, typ: prop.Type,
-			format: prop.Format, def: prop.Default, limits: prop.limits()}
-		f.schema, _ = schemacheck.CompileAsserting("urn:tako:elicitation:field", raw)
+			format: prop.Format, def: prop.Default, limits: prop.limits(), prop: prop}
+		f.schema, _ = schemacheck.CompileAsserting(raw)
 		for _, r := range s.Required {
 			f.required = f.required || r == name
 		}

@@ -1,76 +1,113 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"unicode/utf8"
 
 	"github.com/tako-mcp/tako/internal/schemacheck"
 )
 
 // check validates one typed answer against the field's schema, and says
 // what is wrong in words a person acts on ("email wants an email address
-// such as name@example.com").
+// such as name@example.com"). The property's own keywords are worded
+// here; the compiled schema then checks the answer as the engine will
+// check the whole form, for whatever else the property says.
 func (f *formField) check(v any) error {
+	if msg := f.prop.problem(v); msg != "" {
+		return errors.New(f.name + " " + msg)
+	}
 	if f.schema == nil {
 		return nil
 	}
+	// Through JSON, as the engine and the server will read it.
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
 		return err
 	}
-	err = f.schema.Validate(doc)
-	var ve *jsonschema.ValidationError
-	if err == nil || !errors.As(err, &ve) {
-		return err
+	if err := f.schema.Validate(doc); err != nil {
+		return errors.New(f.name + " does not fit the form: " + schemacheck.Message(err))
 	}
-	return errors.New(f.name + " " + answerProblem(ve))
+	return nil
 }
 
-// answerProblem words the first leaf of a validation error.
-func answerProblem(ve *jsonschema.ValidationError) string {
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Format:
-		return fmt.Sprintf("wants %s, not %s", formatExample(k.Want), quoteAny(k.Got))
-	case *kind.MinLength:
-		return fmt.Sprintf("wants at least %d characters, not %d", k.Want, k.Got)
-	case *kind.MaxLength:
-		return fmt.Sprintf("wants at most %d characters, not %d", k.Want, k.Got)
-	case *kind.Minimum:
-		return fmt.Sprintf("wants a number of at least %s, not %s", ratString(k.Want), ratString(k.Got))
-	case *kind.Maximum:
-		return fmt.Sprintf("wants a number of at most %s, not %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("wants a number above %s, not %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("wants a number below %s, not %s", ratString(k.Want), ratString(k.Got))
-	case *kind.MinItems:
-		return fmt.Sprintf("wants at least %d choices, not %d", k.Want, k.Got)
-	case *kind.MaxItems:
-		return fmt.Sprintf("wants at most %d choices, not %d", k.Want, k.Got)
-	case *kind.Enum:
-		vals := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			vals[i] = quoteAny(w)
+// problem words the first keyword of p that v fails, "" when none does.
+func (p *formProperty) problem(v any) string {
+	switch v := v.(type) {
+	case string:
+		if valid, known := schemacheck.FormatValid(p.Format, v); known && !valid {
+			return fmt.Sprintf("wants %s, not %s", formatExample(p.Format), quoteAny(v))
 		}
-		return "wants one of " + strings.Join(vals, ", ")
-	case *kind.Pattern:
-		return fmt.Sprintf("must match the pattern %s", k.Want)
+		n := utf8.RuneCountInString(v)
+		if p.MinLength != nil && n < *p.MinLength {
+			return fmt.Sprintf("wants at least %d characters, not %d", *p.MinLength, n)
+		}
+		if p.MaxLength != nil && n > *p.MaxLength {
+			return fmt.Sprintf("wants at most %d characters, not %d", *p.MaxLength, n)
+		}
+		if p.Pattern != "" {
+			// A pattern Go cannot compile is the schema check's to report.
+			if re, err := regexp.Compile(p.Pattern); err == nil && !re.MatchString(v) {
+				return fmt.Sprintf("must match the pattern %s", p.Pattern)
+			}
+		}
+	case int64, float64:
+		x := ratOf(v)
+		bound := func(n *json.Number, fails func(int) bool, words string) string {
+			b := ratOf(n)
+			if b == nil || !fails(x.Cmp(b)) {
+				return ""
+			}
+			return fmt.Sprintf("wants a number %s %s, not %s", words, ratString(b), ratString(x))
+		}
+		for _, msg := range []string{
+			bound(p.Minimum, func(c int) bool { return c < 0 }, "of at least"),
+			bound(p.Maximum, func(c int) bool { return c > 0 }, "of at most"),
+			bound(p.ExclusiveMinimum, func(c int) bool { return c <= 0 }, "above"),
+			bound(p.ExclusiveMaximum, func(c int) bool { return c >= 0 }, "below"),
+		} {
+			if msg != "" {
+				return msg
+			}
+		}
+	case []string:
+		if p.MinItems != nil && len(v) < *p.MinItems {
+			return fmt.Sprintf("wants at least %d choices, not %d", *p.MinItems, len(v))
+		}
+		if p.MaxItems != nil && len(v) > *p.MaxItems {
+			return fmt.Sprintf("wants at most %d choices, not %d", *p.MaxItems, len(v))
+		}
 	}
-	return "does not fit the form: " + schemacheck.Message(ve)
+	return ""
+}
+
+// ratOf is the exact value of a typed answer or of a bound the server
+// wrote; nil for an absent bound or one that is not a number.
+func ratOf(v any) *big.Rat {
+	switch v := v.(type) {
+	case int64:
+		return new(big.Rat).SetInt64(v)
+	case float64:
+		return new(big.Rat).SetFloat64(v)
+	case *json.Number:
+		if v == nil {
+			return nil
+		}
+		r, ok := new(big.Rat).SetString(v.String())
+		if !ok {
+			return nil
+		}
+		return r
+	}
+	return nil
 }
 
 // formatExample says what a format looks like.
