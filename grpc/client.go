@@ -411,13 +411,20 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return nil, fmt.Errorf("mcpgrpc CallTool: arguments: %w", err)
 	}
 	req := &pb.CallToolRequest_Request{Name: params.Name, Arguments: args}
-	resp, err := roundTrips(c, ctx, "CallTool", MetadataTool, params.Name, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.CallToolResponse, error) {
-		return c.api.CallTool(ctx, &pb.CallToolRequest{Common: rf, Request: req}, o...)
+	resp, err := roundTrips(c, ctx, "CallTool", MetadataTool, params.Name, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*callToolResponse, error) {
+		// The generated client's Invoke, with the codec that writes an
+		// image's base64 from the received message (calltool.go).
+		out := &callToolResponse{}
+		err := c.cc.Invoke(ctx, pb.Mcp_CallTool_FullMethodName, &pb.CallToolRequest{Common: rf, Request: req}, out, append(o, grpc.ForceCodecV2(callToolCodec{}))...)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	res, err := callResultFromPB(resp)
+	res, err := callResultFromPB(resp.CallToolResponse, resp.data64)
 	if err != nil {
 		return nil, fmt.Errorf("mcpgrpc CallTool: %w: %v", transport.ErrProtocol, err)
 	}

@@ -192,6 +192,9 @@ type contentParts struct {
 	audio    *pb.AudioContent
 	embedded *pb.EmbeddedResource
 	link     *pb.Resource
+	// data64 is the image's or audio's data as base64 when the decoder
+	// wrote it from the received message and left the bytes out.
+	data64 string
 }
 
 // contentToParts converts one MCP block. Blocks the service cannot carry
@@ -233,15 +236,24 @@ func contentToParts(c *mcp.Content) (contentParts, error) {
 	return p, nil
 }
 
+// dataBase64 is the block's data as base64: data64 when the decoder
+// wrote it, else data encoded.
+func (p *contentParts) dataBase64(data []byte) string {
+	if p.data64 != "" {
+		return p.data64
+	}
+	return encode64(data)
+}
+
 // partsToContent converts back; a message with no field set is an error.
 func partsToContent(p contentParts) (mcp.Content, error) {
 	switch {
 	case p.text != nil:
 		return mcp.Content{Type: mcp.ContentText, Text: p.text.GetText(), Annotations: annotationsFromPB(p.text.GetAnnotations())}, nil
 	case p.image != nil:
-		return mcp.Content{Type: mcp.ContentImage, Data: encode64(p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentImage, Data: p.dataBase64(p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
 	case p.audio != nil:
-		return mcp.Content{Type: mcp.ContentAudio, Data: encode64(p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentAudio, Data: p.dataBase64(p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
 	case p.embedded != nil:
 		rc := resourceContentsFromPB(p.embedded.GetContents())
 		return mcp.Content{Type: mcp.ContentResource, Resource: &rc, Annotations: annotationsFromPB(p.embedded.GetAnnotations())}, nil
@@ -324,10 +336,17 @@ func callResultToPB(r *mcp.CallToolResult) (*pb.CallToolResponse, error) {
 	return out, nil
 }
 
-func callResultFromPB(r *pb.CallToolResponse) (*mcp.CallToolResult, error) {
+// callResultFromPB converts a CallToolResponse; data64, when not nil,
+// holds the base64 of each block's image or audio data, which r then
+// lacks (calltool.go).
+func callResultFromPB(r *pb.CallToolResponse, data64 []string) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{IsError: r.GetIsError(), Content: []mcp.Content{}}
 	for i, c := range r.GetContent() {
-		mc, err := partsToContent(contentParts{c.GetText(), c.GetImage(), c.GetAudio(), c.GetEmbeddedResource(), c.GetResourceLink()})
+		p := contentParts{text: c.GetText(), image: c.GetImage(), audio: c.GetAudio(), embedded: c.GetEmbeddedResource(), link: c.GetResourceLink()}
+		if i < len(data64) {
+			p.data64 = data64[i]
+		}
+		mc, err := partsToContent(p)
 		if err != nil {
 			return nil, fmt.Errorf("content block %d: %w", i, err)
 		}
@@ -383,7 +402,7 @@ func promptResultToPB(r *mcp.GetPromptResult) (*pb.GetPromptResponse, error) {
 func promptResultFromPB(r *pb.GetPromptResponse) (*mcp.GetPromptResult, error) {
 	out := &mcp.GetPromptResult{Description: r.GetDescription(), Messages: []mcp.PromptMessage{}}
 	for i, m := range r.GetMessages() {
-		c, err := partsToContent(contentParts{m.GetText(), m.GetImage(), m.GetAudio(), m.GetEmbeddedResource(), m.GetResourceLink()})
+		c, err := partsToContent(contentParts{text: m.GetText(), image: m.GetImage(), audio: m.GetAudio(), embedded: m.GetEmbeddedResource(), link: m.GetResourceLink()})
 		if err != nil {
 			return nil, fmt.Errorf("prompt message %d: %w", i, err)
 		}

@@ -39,7 +39,7 @@ var fromPBs = []fromPB{
 		if deps := r.GetCommon().GetDependentRequests(); len(deps) > 0 {
 			return inputRequestsFromPB(deps)
 		}
-		return callResultFromPB(r)
+		return callResultFromPB(r, nil)
 	}},
 	{func() proto.Message { return &pb.ListResourcesResponse{} }, func(m proto.Message) (any, error) {
 		var out []mcp.Resource
