@@ -135,9 +135,14 @@ func Message(err error) string {
 	return err.Error()
 }
 
-// maxProblemLine bounds each line of a problem: the library quotes the
-// value it refused, and a value may be a result of megabytes.
-const maxProblemLine = 400
+// maxProblemLine bounds each line of a problem, and maxProblemLines
+// their number: the library quotes the value it refused, and a value may
+// be a result of megabytes, with a newline in every line of it (an enum's
+// message writes a string unquoted).
+const (
+	maxProblemLine  = 400
+	maxProblemLines = 8
+)
 
 // problem rewrites the library's error, whose lines read "validating
 // root: validating /properties/a: minLength: ...", as "at
@@ -162,6 +167,9 @@ func problem(err error) string {
 			l = "at " + where + ": " + l
 		}
 		lines[i] = truncate(l, maxProblemLine)
+	}
+	if n := len(lines) - maxProblemLines; n > 0 {
+		lines = append(lines[:maxProblemLines], fmt.Sprintf("… (%d more lines)", n))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -103,6 +103,12 @@ func TestProblemSaysWhereInOneLine(t *testing.T) {
 	if err == nil || len(Message(err)) > maxProblemLine+len("…") || !strings.HasSuffix(Message(err), "…") {
 		t.Errorf("the problem of a 2.4 MB value is %d bytes: %.200s", len(Message(err)), Message(err))
 	}
+	// An enum's message writes the value as it is, newlines and all.
+	enum := mustCompile(t, `{"enum":["a","b"]}`)
+	err = enum.Validate(strings.Repeat("eine Zeile, \"zitiert\"\n", 100_000))
+	if msg := Message(err); err == nil || len(msg) > (maxProblemLines+1)*(maxProblemLine+4) || !strings.HasSuffix(msg, "more lines)") {
+		t.Errorf("the problem of a value of 100,000 lines is %d bytes in %d lines", len(msg), strings.Count(msg, "\n")+1)
+	}
 }
 
 // TestFormatsAsserted: CompileAsserting checks the formats an elicitation
