@@ -71,6 +71,17 @@ func compile(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	// After Resolve, which refuses references outside the document in
+	// its words; it follows no cycle, where Validate would.
+	if mayRefer(raw) {
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, fmt.Errorf("not a JSON Schema: %w", err)
+		}
+		if err := checkRefCycles(doc, s.Schema == draft07); err != nil {
+			return nil, err
+		}
+	}
 	out := &Schema{rs: rs}
 	if assertFormat {
 		out.formats = assertedFormats(&s)
@@ -84,6 +95,13 @@ func compile(raw json.RawMessage, assertFormat bool) (*Schema, error) {
 // References inside the document (#/$defs/...) need no loader.
 func noLoader(uri *url.URL) (*jsonschema.Schema, error) {
 	return nil, fmt.Errorf("external schema references are not followed: %s", uri.Redacted())
+}
+
+// mayRefer reports whether the schema raw may hold a $ref or a
+// $dynamicRef, without which it has no cycle: false only when no key can
+// end in "ref" or "Ref", even one written with \u escapes.
+func mayRefer(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`ref"`)) || bytes.Contains(raw, []byte(`Ref"`)) || bytes.Contains(raw, []byte(`\u`))
 }
 
 // Validate checks v, a value as encoding/json decodes JSON into an any

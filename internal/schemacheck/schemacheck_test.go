@@ -163,3 +163,72 @@ func TestFormatsAsserted(t *testing.T) {
 		t.Errorf("an unknown format: %v", err)
 	}
 }
+
+// TestRefCycleRefused: a schema whose $ref leads back to where it started
+// without a step into the value crashed the client: the validator
+// followed it until the stack overflowed, which kills the process. Such a
+// schema is refused when compiled; a recursive schema, which steps into
+// the value at each turn, is not.
+func TestRefCycleRefused(t *testing.T) {
+	for _, schema := range []string{
+		`{"$ref":"#"}`,
+		`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`,
+		`{"allOf":[{"$ref":"#"}]}`,
+		`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"}]},"b":{"not":{"$ref":"#/$defs/a"}}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+		`{"$ref":"#/properties/a","properties":{"a":{"$ref":"#"}}}`,
+		`{"$defs":{"n":{"$anchor":"node","if":{"$ref":"#node"}}},"$ref":"#node"}`,
+		`{"$id":"https://example.com/root","$defs":{"x":{"$id":"other","$ref":"https://example.com/other"}}}`,
+		`{"$dynamicAnchor":"meta","$dynamicRef":"#meta"}`,
+		`{"dependentSchemas":{"a":{"$ref":"#"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{"$ref":"#/definitions/b"},"b":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","definitions":{"a":{"id":"#a","allOf":[{"$ref":"#a"}]}}}`,
+		"{\"\\u0024ref\":\"#\"}",
+		`{"$r\u0065f":"#"}`,
+	} {
+		_, err := Compile(json.RawMessage(schema))
+		if !errors.Is(err, ErrRefCycle) {
+			t.Errorf("Compile(%s): %v, want ErrRefCycle", schema, err)
+		}
+	}
+	for _, schema := range []string{
+		`{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`,
+		`{"$defs":{"tree":{"type":"object","additionalProperties":{"$ref":"#/$defs/tree"}}},"$ref":"#/$defs/tree"}`,
+		`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"type":"string"}},"allOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}]}`,
+		`{"$defs":{"a b/c~d":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a%20b~1c~0d"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"n":{"type":"object","properties":{"next":{"$ref":"#/definitions/n"}}}},"$ref":"#/definitions/n","allOf":[{"$ref":"#"}]}`,
+	} {
+		s := mustCompile(t, schema)
+		if err := valid(t, s, `{"children":[{"children":[]}],"x":"a","next":{"next":{}}}`); err != nil && !strings.Contains(err.Error(), "type") {
+			t.Errorf("%s: %v", schema, err)
+		}
+	}
+}
+
+// FuzzCompileAndValidate: whatever schema a server sends and whatever
+// value is checked against it, compiling and validating return an error
+// or nothing; they do not panic, and they do not run away.
+func FuzzCompileAndValidate(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"]}`,
+		`{"$ref":"#/$defs/a","$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/b"}]},"b":{"type":"array","items":{"$ref":"#/$defs/a"}}}}`,
+		`{"$schema":"http://json-schema.org/draft-04/schema#","properties":{"n":{"minimum":1,"exclusiveMinimum":true}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","items":[{"type":"string"}],"additionalItems":false}`,
+		`{"$dynamicAnchor":"m","properties":{"x":{"$dynamicRef":"#m"}}}`,
+		`{"if":{"required":["a"]},"then":{"required":["b"]},"else":{"not":{}}}`,
+		`{"type":"string","format":"email","pattern":"^[a-z]+@"}`,
+	} {
+		f.Add([]byte(s), []byte(`{"n":1,"a":[1,"x",{"b":null}],"x":"x"}`))
+	}
+	f.Fuzz(func(t *testing.T, schema, value []byte) {
+		for _, compile := range []func(json.RawMessage) (*Schema, error){Compile, CompileAsserting} {
+			s, err := compile(schema)
+			if err != nil || s == nil {
+				continue
+			}
+			var v any
+			if json.Unmarshal(value, &v) == nil {
+				_ = s.Validate(v)
+			}
+		}
+	})
+}
