@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,5 +110,28 @@ func TestOutputSchemaRemoteRefNotFetched(t *testing.T) {
 	// A reference inside the document works.
 	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "local", Arguments: json.RawMessage(`{"n":"x"}`)}); !errors.As(err, &oe) {
 		t.Fatalf("local $ref not followed: %v", err)
+	}
+}
+
+// TestSelfReferringOutputSchemaDoesNotCrash: a server's output schema
+// whose $ref leads back to itself ({"$ref":"#"}) made the validator
+// recurse until the stack overflowed, which killed the client process.
+// The schema is now refused, and the call says so.
+func TestSelfReferringOutputSchemaDoesNotCrash(t *testing.T) {
+	s := outputServer(t, nil, map[string]string{
+		"loop":   `{"$ref":"#"}`,
+		"tangle": `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"$ref":"#/$defs/a"}},"type":"object","properties":{"x":{"$ref":"#/$defs/a"}}}`,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"loop", "tangle"} {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(`{"x":{"note":"naïve \"café\"\n"}}`)})
+		var oe *transport.OutputSchemaError
+		if !errors.As(err, &oe) || oe.Tool != tool || !strings.Contains(err.Error(), "refers to itself without end") {
+			t.Errorf("%s: %v, want an OutputSchemaError saying the schema refers to itself", tool, err)
+		}
 	}
 }
