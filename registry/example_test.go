@@ -70,6 +70,7 @@ func Example() {
 	// 1 word_count error=false: 3
 	// 2 ref__add error=false: 42
 	// 3 ref__add error=true: invalid arguments for tool "ref__add": at /properties/a: type: 17 has type "string", want "number"
+	// required: missing properties: ["b"]
 	// 4 ref__ech error=true: unknown tool "ref__ech"; the available tools are: ref__add, ref__echo, ref__fail, word_count
 	// 5 ref__fail error=true: failure requested
 }

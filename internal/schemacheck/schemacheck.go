@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -109,7 +110,13 @@ func mayRefer(raw []byte) bool {
 // *ValidationError saying what is wrong.
 func (s *Schema) Validate(v any) error {
 	if err := s.rs.Validate(v); err != nil {
-		return &ValidationError{Problem: problem(err)}
+		p := problem(err)
+		if missing := s.missingRequired(v); missing != "" && !strings.HasPrefix(p, "required:") {
+			// The validator stops at its first problem; a model that left
+			// out an argument and mistyped another learns both at once.
+			p += "\n" + missing
+		}
+		return &ValidationError{Problem: p}
 	}
 	if err := s.checkFormats(v); err != nil {
 		return err
@@ -124,6 +131,25 @@ func (s *Schema) ValidateJSON(b []byte) error {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	return s.Validate(v)
+}
+
+// missingRequired words the root's required properties that the object
+// v lacks, "" when it lacks none or is not an object.
+func (s *Schema) missingRequired(v any) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	var missing []string
+	for _, name := range s.rs.Schema().Required {
+		if _, ok := obj[name]; !ok {
+			missing = append(missing, strconv.Quote(name))
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return truncate("required: missing properties: ["+strings.Join(missing, " ")+"]", maxProblemLine)
 }
 
 // ValidationError is a value that does not match its schema.
