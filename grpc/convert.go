@@ -146,13 +146,18 @@ func resourceContentsToPB(r *mcp.ResourceContents) (*pb.ResourceContents, error)
 	return out, nil
 }
 
-func resourceContentsFromPB(r *pb.ResourceContents) mcp.ResourceContents {
+// resourceContentsFromPB converts r; blob64, when not "", is its blob as
+// base64, written by the decoder, which left r's blob empty
+// (base64codec.go).
+func resourceContentsFromPB(r *pb.ResourceContents, blob64 string) mcp.ResourceContents {
 	out := mcp.ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
 	// Blob wins when both are set: a binary resource has no text, while an
 	// empty text resource has neither.
-	if len(r.GetBlob()) > 0 {
-		s := encode64(r.GetBlob())
-		out.Blob = &s
+	if blob64 == "" && len(r.GetBlob()) > 0 {
+		blob64 = encode64(r.GetBlob())
+	}
+	if blob64 != "" {
+		out.Blob = &blob64
 	} else {
 		t := r.GetText()
 		out.Text = &t
@@ -192,8 +197,9 @@ type contentParts struct {
 	audio    *pb.AudioContent
 	embedded *pb.EmbeddedResource
 	link     *pb.Resource
-	// data64 is the image's or audio's data as base64 when the decoder
-	// wrote it from the received message and left the bytes out.
+	// data64 is the image's or audio's data, or the embedded resource's
+	// blob, as base64 when the decoder wrote it from the received message
+	// and left the bytes out.
 	data64 string
 }
 
@@ -255,7 +261,7 @@ func partsToContent(p contentParts) (mcp.Content, error) {
 	case p.audio != nil:
 		return mcp.Content{Type: mcp.ContentAudio, Data: p.dataBase64(p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
 	case p.embedded != nil:
-		rc := resourceContentsFromPB(p.embedded.GetContents())
+		rc := resourceContentsFromPB(p.embedded.GetContents(), p.data64)
 		return mcp.Content{Type: mcp.ContentResource, Resource: &rc, Annotations: annotationsFromPB(p.embedded.GetAnnotations())}, nil
 	case p.link != nil:
 		r := resourceFromPB(p.link)

@@ -194,6 +194,37 @@ func TestBridgeEverything(t *testing.T) {
 		if err != nil || len(read.Contents) == 0 {
 			t.Fatalf("ReadResource(%s): %v", rs[0].URI, err)
 		}
+		// Text and binary resources alike come through the bridge as the
+		// server sent them: a blob's base64 is written from the gRPC
+		// message by the client's codec (base64codec.go).
+		blobs := 0
+		uris := []string{"demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/1"}
+		for _, r := range rs[:min(len(rs), 3)] {
+			uris = append(uris, r.URI)
+		}
+		for _, uri := range uris {
+			got, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Fatalf("ReadResource(%s): %v", uri, err)
+			}
+			want, err := backend.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rc := range got.Contents {
+				if rc.Blob != nil {
+					blobs++
+				}
+			}
+			g, _ := json.Marshal(got.Contents)
+			w, _ := json.Marshal(want.Contents)
+			if string(g) != string(w) {
+				t.Errorf("ReadResource(%s) through gRPC:\n%.300s\nwant\n%.300s", uri, g, w)
+			}
+		}
+		if blobs == 0 {
+			t.Error("no binary resource read: the blob path went untested")
+		}
 		if _, err := c.ListResourceTemplates(ctx); err != nil {
 			t.Errorf("ListResourceTemplates: %v", err)
 		}

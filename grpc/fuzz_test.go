@@ -58,7 +58,7 @@ var fromPBs = []fromPB{
 	{func() proto.Message { return &pb.ReadResourceResponse{} }, func(m proto.Message) (any, error) {
 		out := &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{}}
 		for _, r := range m.(*pb.ReadResourceResponse).GetResource() {
-			out.Contents = append(out.Contents, resourceContentsFromPB(r))
+			out.Contents = append(out.Contents, resourceContentsFromPB(r, ""))
 		}
 		return out, nil
 	}},
