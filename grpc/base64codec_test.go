@@ -39,7 +39,7 @@ func TestBase64FieldNumbers(t *testing.T) {
 		{fieldReadResource, num(&pb.ReadResourceResponse{}, "resource"), "ReadResourceResponse.resource"},
 	} {
 		if c.got != c.want {
-			t.Errorf("%s is field %d, calltool.go says %d", c.name, c.want, c.got)
+			t.Errorf("%s is field %d, base64codec.go says %d", c.name, c.want, c.got)
 		}
 	}
 }

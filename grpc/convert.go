@@ -344,7 +344,7 @@ func callResultToPB(r *mcp.CallToolResult) (*pb.CallToolResponse, error) {
 
 // callResultFromPB converts a CallToolResponse; data64, when not nil,
 // holds the base64 of each block's image or audio data, which r then
-// lacks (calltool.go).
+// lacks (base64codec.go).
 func callResultFromPB(r *pb.CallToolResponse, data64 []string) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{IsError: r.GetIsError(), Content: []mcp.Content{}}
 	for i, c := range r.GetContent() {
