@@ -39,6 +39,7 @@ type schemaNode struct {
 type refGraph struct {
 	draft07   bool
 	nodes     map[string]*schemaNode
+	boolean   map[string]bool   // paths of the schemas true and false
 	resources map[string]string // URI, fragment dropped -> root path
 	anchors   map[string]string // resource URI + "#" + name -> path
 	dynamic   map[string][]string
@@ -53,7 +54,7 @@ func checkRefCycles(doc any, draft07 bool) error {
 	if !ok {
 		return nil
 	}
-	g := &refGraph{draft07: draft07, nodes: map[string]*schemaNode{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
+	g := &refGraph{draft07: draft07, nodes: map[string]*schemaNode{}, boolean: map[string]bool{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
 	g.index(root, "", &url.URL{}, "")
 	edges := map[string][]string{}
 	for path, n := range g.nodes {
@@ -132,8 +133,11 @@ func (g *refGraph) index(s map[string]any, path string, base *url.URL, root stri
 	}
 	g.nodes[path] = &schemaNode{obj: s, base: base, root: root}
 	sub := func(v any, p string) {
-		if m, ok := v.(map[string]any); ok {
-			g.index(m, p, base, root)
+		switch v := v.(type) {
+		case map[string]any:
+			g.index(v, p, base, root)
+		case bool:
+			g.boolean[p] = true
 		}
 	}
 	for _, k := range schemaKeywords {
@@ -164,21 +168,25 @@ func (g *refGraph) inPlace(path string, n *schemaNode) ([]string, error) {
 		}
 	}
 	if ref, ok := n.obj["$ref"].(string); ok {
-		to, err := g.resolve(n, ref)
+		to, isObject, err := g.resolve(n, ref)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, to)
+		if isObject {
+			out = append(out, to)
+		}
 		if g.draft07 {
 			return out, nil // draft-07: $ref's siblings do not count
 		}
 	}
 	if ref, ok := n.obj["$dynamicRef"].(string); ok {
-		to, err := g.resolve(n, ref)
+		to, isObject, err := g.resolve(n, ref)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, to)
+		if isObject {
+			out = append(out, to)
+		}
 		// Where a dynamic anchor of the name is in scope, the reference
 		// may go to any of them.
 		if _, name, ok := strings.Cut(ref, "#"); ok {
@@ -205,20 +213,20 @@ func (g *refGraph) inPlace(path string, n *schemaNode) ([]string, error) {
 	return out, nil
 }
 
-// resolve finds the schema ref names, from n.
-func (g *refGraph) resolve(n *schemaNode, ref string) (string, error) {
+// resolve finds the schema ref names, from n: its path, and whether it is
+// an object (the schemas true and false apply nothing further).
+func (g *refGraph) resolve(n *schemaNode, ref string) (path string, isObject bool, err error) {
 	u, err := url.Parse(ref)
 	if err != nil {
-		return "", fmt.Errorf("$ref %q: %v", ref, err)
+		return "", false, fmt.Errorf("$ref %q: %v", ref, err)
 	}
 	target := n.base.ResolveReference(u)
 	frag := target.Fragment
 	target.Fragment, target.RawFragment = "", ""
 	root, ok := g.resources[resourceKey(target)]
 	if !ok {
-		return "", fmt.Errorf("$ref %q: no schema of this document has that URI", ref)
+		return "", false, fmt.Errorf("$ref %q: no schema of this document has that URI", ref)
 	}
-	var path string
 	switch {
 	case frag == "":
 		path = root
@@ -226,13 +234,16 @@ func (g *refGraph) resolve(n *schemaNode, ref string) (string, error) {
 		path = root + frag
 	default:
 		if path, ok = g.anchors[resourceKey(target)+"#"+frag]; !ok {
-			return "", fmt.Errorf("$ref %q: no anchor %q", ref, frag)
+			return "", false, fmt.Errorf("$ref %q: no anchor %q", ref, frag)
 		}
 	}
-	if _, ok := g.nodes[path]; !ok {
-		return "", fmt.Errorf("$ref %q: no schema at %s", ref, pointerText(path))
+	if g.boolean[path] {
+		return path, false, nil
 	}
-	return path, nil
+	if _, ok := g.nodes[path]; !ok {
+		return "", false, fmt.Errorf("$ref %q: no schema at %s", ref, pointerText(path))
+	}
+	return path, true, nil
 }
 
 func resourceKey(u *url.URL) string {

@@ -195,6 +195,7 @@ func TestRefCycleRefused(t *testing.T) {
 		`{"$defs":{"tree":{"type":"object","additionalProperties":{"$ref":"#/$defs/tree"}}},"$ref":"#/$defs/tree"}`,
 		`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"type":"string"}},"allOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}]}`,
 		`{"$defs":{"a b/c~d":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a%20b~1c~0d"}}}`,
+		`{"$defs":{"any":true,"none":false},"properties":{"x":{"$ref":"#/$defs/any"},"y":{"allOf":[{"$ref":"#/$defs/any"}]}}}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"n":{"type":"object","properties":{"next":{"$ref":"#/definitions/n"}}}},"$ref":"#/definitions/n","allOf":[{"$ref":"#"}]}`,
 	} {
 		s := mustCompile(t, schema)
