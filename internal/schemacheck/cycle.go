@@ -167,25 +167,24 @@ func (g *refGraph) inPlace(path string, n *schemaNode) ([]string, error) {
 			out = append(out, p)
 		}
 	}
-	if ref, ok := n.obj["$ref"].(string); ok {
+	follow := func(ref string) error {
 		to, isObject, err := g.resolve(n, ref)
-		if err != nil {
-			return nil, err
-		}
 		if isObject {
 			out = append(out, to)
+		}
+		return err
+	}
+	if ref, ok := n.obj["$ref"].(string); ok {
+		if err := follow(ref); err != nil {
+			return nil, err
 		}
 		if g.draft07 {
 			return out, nil // draft-07: $ref's siblings do not count
 		}
 	}
 	if ref, ok := n.obj["$dynamicRef"].(string); ok {
-		to, isObject, err := g.resolve(n, ref)
-		if err != nil {
+		if err := follow(ref); err != nil {
 			return nil, err
-		}
-		if isObject {
-			out = append(out, to)
 		}
 		// Where a dynamic anchor of the name is in scope, the reference
 		// may go to any of them.
