@@ -82,7 +82,7 @@ func (p *elicitPrompter) elicit(ctx context.Context, req *mcp.ElicitParams) (*mc
 				return res, nil
 			}
 			if line == "" {
-				if f.required && f.def == nil {
+				if f.required && f.prop.Default == nil {
 					fmt.Fprintf(p.out, "  %s is required.\n", oneLine(f.name))
 					continue
 				}
@@ -149,18 +149,18 @@ func (p *elicitPrompter) refused(ctx context.Context, err error) (*mcp.ElicitRes
 
 // formField is one property of a requested form.
 type formField struct {
-	name, title, description string
-	typ, format              string
-	required                 bool
-	def                      json.RawMessage // nil: no default
-	choices                  []choice        // an enum, or the items of a multi-select
-	multi                    bool            // an array of choices
-	limits                   []string        // the ranges and lengths, for the prompt
-	// prop and schema check one answer as the engine will check the
-	// whole form (formats asserted), so that a wrong answer is asked
-	// again at once; schema is nil when the property does not compile
-	// (the engine then refuses the form before it is shown).
-	prop   formProperty
+	name string
+	// prop is the property as the server wrote it: its title, type,
+	// format, default and limits for the prompt, and the keywords an
+	// answer is checked against.
+	prop     formProperty
+	required bool
+	choices  []choice // an enum, or the items of a multi-select
+	multi    bool     // an array of choices
+	// schema checks one answer as the engine will check the whole form
+	// (formats asserted), so that a wrong answer is asked again at once;
+	// nil when the property does not compile (the engine then refuses
+	// the form before it is shown).
 	schema *schemacheck.Schema
 }
 
@@ -232,8 +232,7 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 		if err := json.Unmarshal(raw, &prop); err != nil {
 			return nil, fmt.Errorf("the requested form: property %q: %w", name, err)
 		}
-		f := formField{name: name, title: prop.Title, description: prop.Description, typ: prop.Type,
-			format: prop.Format, def: prop.Default, limits: prop.limits(), prop: prop}
+		f := formField{name: name, prop: prop}
 		f.schema, _ = schemacheck.CompileAsserting(raw)
 		for _, r := range s.Required {
 			f.required = f.required || r == name
@@ -269,11 +268,11 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 func (f *formField) prompt() string {
 	var b strings.Builder
 	label := oneLine(f.name)
-	if f.title != "" && f.title != f.name {
-		label += " (" + oneLine(f.title) + ")"
+	if f.prop.Title != "" && f.prop.Title != f.name {
+		label += " (" + oneLine(f.prop.Title) + ")"
 	}
-	if f.description != "" {
-		label += ": " + oneLine(f.description)
+	if f.prop.Description != "" {
+		label += ": " + oneLine(f.prop.Description)
 	}
 	if len(f.choices) > 0 {
 		b.WriteString("  " + label + "\n")
@@ -293,20 +292,20 @@ func (f *formField) prompt() string {
 	}
 	b.WriteString(label)
 	var notes []string
-	if f.typ != "" && f.typ != "string" && !f.multi {
-		notes = append(notes, oneLine(f.typ))
+	if f.prop.Type != "" && f.prop.Type != "string" && !f.multi {
+		notes = append(notes, oneLine(f.prop.Type))
 	}
-	if f.format != "" {
-		notes = append(notes, oneLine(f.format))
+	if f.prop.Format != "" {
+		notes = append(notes, oneLine(f.prop.Format))
 	}
-	for _, l := range f.limits {
+	for _, l := range f.prop.limits() {
 		notes = append(notes, oneLine(l))
 	}
 	if f.required {
 		notes = append(notes, "required")
 	}
-	if f.def != nil {
-		notes = append(notes, "default "+oneLine(string(f.def)))
+	if f.prop.Default != nil {
+		notes = append(notes, "default "+oneLine(string(f.prop.Default)))
 	}
 	if len(notes) > 0 {
 		b.WriteString(" [" + strings.Join(notes, ", ") + "]")
@@ -331,7 +330,7 @@ func (f *formField) parse(s string) (any, error) {
 		}
 		return out, nil
 	}
-	switch f.typ {
+	switch f.prop.Type {
 	case "integer":
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
