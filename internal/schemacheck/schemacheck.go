@@ -124,15 +124,6 @@ func (s *Schema) Validate(v any) error {
 	return nil
 }
 
-// ValidateJSON is Validate of the JSON document b.
-func (s *Schema) ValidateJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
-	}
-	return s.Validate(v)
-}
-
 // missingRequired words the root's required properties that the object
 // v lacks, "" when it lacks none or is not an object.
 func (s *Schema) missingRequired(v any) string {
