@@ -70,10 +70,7 @@ var merge = proto.UnmarshalOptions{Merge: true}
 func (r *callToolResponse) unmarshal(b []byte) error {
 	r.CallToolResponse = &pb.CallToolResponse{}
 	r.data64 = nil
-	return eachField(b, func(num protowire.Number, typ protowire.Type, field, val []byte) error {
-		if num != fieldResponseContent || typ != protowire.BytesType {
-			return merge.Unmarshal(field, r.CallToolResponse)
-		}
+	return mergeExcept(b, r.CallToolResponse, fieldResponseContent, func(val []byte) error {
 		c := &pb.CallToolResponse_Content{}
 		data64, err := unmarshalContent(val, c)
 		if err != nil {
@@ -89,13 +86,10 @@ func (r *callToolResponse) unmarshal(b []byte) error {
 func (r *readResourceResponse) unmarshal(b []byte) error {
 	r.ReadResourceResponse = &pb.ReadResourceResponse{}
 	r.blob64 = nil
-	return eachField(b, func(num protowire.Number, typ protowire.Type, field, val []byte) error {
-		if num != fieldReadResource || typ != protowire.BytesType {
-			return merge.Unmarshal(field, r.ReadResourceResponse)
-		}
+	return mergeExcept(b, r.ReadResourceResponse, fieldReadResource, func(val []byte) error {
 		rc := &pb.ResourceContents{}
 		var blob []byte
-		if err := unmarshalLeaving(val, rc, fieldContentsBlob, &blob); err != nil {
+		if err := mergeExcept(val, rc, fieldContentsBlob, keep(&blob)); err != nil {
 			return fmt.Errorf("resource %d: %w", len(r.Resource), err)
 		}
 		r.Resource = append(r.Resource, rc)
@@ -119,24 +113,21 @@ func unmarshalContent(b []byte, c *pb.CallToolResponse_Content) (string, error) 
 			if c.Image == nil {
 				c.Image = &pb.ImageContent{}
 			}
-			return unmarshalLeaving(val, c.Image, fieldMediaData, &image)
+			return mergeExcept(val, c.Image, fieldMediaData, keep(&image))
 		case fieldContentAudio:
 			if c.Audio == nil {
 				c.Audio = &pb.AudioContent{}
 			}
-			return unmarshalLeaving(val, c.Audio, fieldMediaData, &audio)
+			return mergeExcept(val, c.Audio, fieldMediaData, keep(&audio))
 		case fieldContentEmbedded:
 			if c.EmbeddedResource == nil {
 				c.EmbeddedResource = &pb.EmbeddedResource{}
 			}
-			return eachField(val, func(num protowire.Number, typ protowire.Type, field, val []byte) error {
-				if num != fieldEmbeddedContents || typ != protowire.BytesType {
-					return merge.Unmarshal(field, c.EmbeddedResource)
-				}
+			return mergeExcept(val, c.EmbeddedResource, fieldEmbeddedContents, func(val []byte) error {
 				if c.EmbeddedResource.Contents == nil {
 					c.EmbeddedResource.Contents = &pb.ResourceContents{}
 				}
-				return unmarshalLeaving(val, c.EmbeddedResource.Contents, fieldContentsBlob, &blob)
+				return mergeExcept(val, c.EmbeddedResource.Contents, fieldContentsBlob, keep(&blob))
 			})
 		}
 		return merge.Unmarshal(field, c)
@@ -153,17 +144,26 @@ func unmarshalContent(b []byte, c *pb.CallToolResponse_Content) (string, error) 
 	return encode64(blob), nil
 }
 
-// unmarshalLeaving merges the message encoded in b into m, all but the
-// bytes field leave, whose value (the last, as protobuf keeps) it points
-// *data at: a slice of b, not a copy.
-func unmarshalLeaving(b []byte, m proto.Message, leave protowire.Number, data *[]byte) error {
+// mergeExcept merges the message encoded in b into m, all but the
+// length-delimited field except, whose value it hands to f at each
+// occurrence, in order.
+func mergeExcept(b []byte, m proto.Message, except protowire.Number, f func(val []byte) error) error {
 	return eachField(b, func(num protowire.Number, typ protowire.Type, field, val []byte) error {
-		if num == leave && typ == protowire.BytesType {
-			*data = val
-			return nil
+		if num == except && typ == protowire.BytesType {
+			return f(val)
 		}
 		return merge.Unmarshal(field, m)
 	})
+}
+
+// keep is the f of mergeExcept for a bytes field: it points *data at the
+// last value (as protobuf keeps the last), a slice of the message, not a
+// copy.
+func keep(data *[]byte) func([]byte) error {
+	return func(val []byte) error {
+		*data = val
+		return nil
+	}
 }
 
 // eachField calls f with each field of the message encoded in b: its
