@@ -132,31 +132,14 @@ func (g *refGraph) index(s map[string]any, path string, base *url.URL, root stri
 		g.dynamic[a] = append(g.dynamic[a], path)
 	}
 	g.nodes[path] = &schemaNode{obj: s, base: base, root: root}
-	sub := func(v any, p string) {
+	eachSubschema(s, func(v any, pointer string) {
 		switch v := v.(type) {
 		case map[string]any:
-			g.index(v, p, base, root)
+			g.index(v, path+pointer, base, root)
 		case bool:
-			g.boolean[p] = true
+			g.boolean[path+pointer] = true
 		}
-	}
-	for _, k := range schemaKeywords {
-		sub(s[k], path+"/"+escapePointer(k))
-	}
-	for _, k := range schemaArrayKeywords {
-		if a, ok := s[k].([]any); ok {
-			for i, v := range a {
-				sub(v, path+"/"+k+"/"+strconv.Itoa(i))
-			}
-		}
-	}
-	for _, k := range schemaMapKeywords {
-		if m, ok := s[k].(map[string]any); ok {
-			for name, v := range m {
-				sub(v, path+"/"+escapePointer(k)+"/"+escapePointer(name))
-			}
-		}
-	}
+	})
 }
 
 // inPlace lists the schemas n applies to the value it is given.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -145,25 +146,33 @@ var (
 // before its own subschemas.
 func walkSchemas(s map[string]any, f func(map[string]any)) {
 	f(s)
-	sub := func(v any) {
+	eachSubschema(s, func(v any, _ string) {
 		if m, ok := v.(map[string]any); ok {
 			walkSchemas(m, f)
 		}
-	}
+	})
+}
+
+// eachSubschema calls f with the value at each place in s that holds a
+// schema (an object, or true or false), and that place as a JSON pointer
+// from s ("/properties/a", with ~ and / escaped).
+func eachSubschema(s map[string]any, f func(v any, pointer string)) {
 	for _, k := range schemaKeywords {
-		sub(s[k])
+		if v, ok := s[k]; ok {
+			f(v, "/"+k)
+		}
 	}
 	for _, k := range schemaArrayKeywords {
 		if a, ok := s[k].([]any); ok {
-			for _, v := range a {
-				sub(v)
+			for i, v := range a {
+				f(v, "/"+k+"/"+strconv.Itoa(i))
 			}
 		}
 	}
 	for _, k := range schemaMapKeywords {
 		if m, ok := s[k].(map[string]any); ok {
-			for _, v := range m {
-				sub(v)
+			for name, v := range m {
+				f(v, "/"+escapePointer(k)+"/"+escapePointer(name))
 			}
 		}
 	}
