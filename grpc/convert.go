@@ -153,11 +153,8 @@ func resourceContentsFromPB(r *pb.ResourceContents, blob64 string) mcp.ResourceC
 	out := mcp.ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
 	// Blob wins when both are set: a binary resource has no text, while an
 	// empty text resource has neither.
-	if blob64 == "" && len(r.GetBlob()) > 0 {
-		blob64 = encode64(r.GetBlob())
-	}
-	if blob64 != "" {
-		out.Blob = &blob64
+	if blob := base64Of(blob64, r.GetBlob()); blob != "" {
+		out.Blob = &blob
 	} else {
 		t := r.GetText()
 		out.Text = &t
@@ -242,11 +239,12 @@ func contentToParts(c *mcp.Content) (contentParts, error) {
 	return p, nil
 }
 
-// dataBase64 is the block's data as base64: data64 when the decoder
-// wrote it, else data encoded.
-func (p *contentParts) dataBase64(data []byte) string {
-	if p.data64 != "" {
-		return p.data64
+// base64Of is data as base64: b64 when the decoder wrote it from the
+// received message and left data empty (base64codec.go), else data
+// encoded.
+func base64Of(b64 string, data []byte) string {
+	if b64 != "" {
+		return b64
 	}
 	return encode64(data)
 }
@@ -257,9 +255,9 @@ func partsToContent(p contentParts) (mcp.Content, error) {
 	case p.text != nil:
 		return mcp.Content{Type: mcp.ContentText, Text: p.text.GetText(), Annotations: annotationsFromPB(p.text.GetAnnotations())}, nil
 	case p.image != nil:
-		return mcp.Content{Type: mcp.ContentImage, Data: p.dataBase64(p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentImage, Data: base64Of(p.data64, p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
 	case p.audio != nil:
-		return mcp.Content{Type: mcp.ContentAudio, Data: p.dataBase64(p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentAudio, Data: base64Of(p.data64, p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
 	case p.embedded != nil:
 		rc := resourceContentsFromPB(p.embedded.GetContents(), p.data64)
 		return mcp.Content{Type: mcp.ContentResource, Resource: &rc, Annotations: annotationsFromPB(p.embedded.GetAnnotations())}, nil
