@@ -30,7 +30,6 @@ var (
 type schemaNode struct {
 	obj  map[string]any
 	base *url.URL // the base URI its references resolve against
-	root string   // the path of the root of its resource
 }
 
 // refGraph indexes a schema document for checkRefCycles: its schema
@@ -55,7 +54,7 @@ func checkRefCycles(doc any, draft07 bool) error {
 		return nil
 	}
 	g := &refGraph{draft07: draft07, nodes: map[string]*schemaNode{}, boolean: map[string]bool{}, resources: map[string]string{}, anchors: map[string]string{}, dynamic: map[string][]string{}}
-	g.index(root, "", &url.URL{}, "")
+	g.index(root, "", &url.URL{})
 	edges := map[string][]string{}
 	for path, n := range g.nodes {
 		out, err := g.inPlace(path, n)
@@ -107,7 +106,7 @@ func pointerText(path string) string {
 }
 
 // index records s, at path, and the schemas under it.
-func (g *refGraph) index(s map[string]any, path string, base *url.URL, root string) {
+func (g *refGraph) index(s map[string]any, path string, base *url.URL) {
 	ignoreID := g.draft07 && s["$ref"] != nil // draft-07: $ref's siblings do not count
 	if id, ok := s["$id"].(string); ok && !ignoreID {
 		if u, err := url.Parse(id); err == nil {
@@ -116,7 +115,6 @@ func (g *refGraph) index(s map[string]any, path string, base *url.URL, root stri
 			} else {
 				base = base.ResolveReference(u)
 				base.Fragment, base.RawFragment = "", ""
-				root = path
 				g.resources[resourceKey(base)] = path
 			}
 		}
@@ -131,11 +129,11 @@ func (g *refGraph) index(s map[string]any, path string, base *url.URL, root stri
 		g.anchors[resourceKey(base)+"#"+a] = path
 		g.dynamic[a] = append(g.dynamic[a], path)
 	}
-	g.nodes[path] = &schemaNode{obj: s, base: base, root: root}
+	g.nodes[path] = &schemaNode{obj: s, base: base}
 	eachSubschema(s, func(v any, pointer string) {
 		switch v := v.(type) {
 		case map[string]any:
-			g.index(v, path+pointer, base, root)
+			g.index(v, path+pointer, base)
 		case bool:
 			g.boolean[path+pointer] = true
 		}
