@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/tako-mcp/tako/mcp"
 	"github.com/tako-mcp/tako/stdio"
@@ -47,6 +48,41 @@ func TestIdleConnsHoldNoReadBuffers(t *testing.T) {
 		m := mustCall(t, c, mcp.Int64ID(2), "echo", map[string]string{"text": long})
 		if len(m.Result) < len(long) {
 			t.Fatalf("Conn %d: a 200 KiB answer after idling came back as %d bytes", i, len(m.Result))
+		}
+		mustCall(t, c, mcp.Int64ID(3), "echo", map[string]string{"text": "short"})
+	}
+}
+
+// TestIdleConnGivesBackItsReadBuffer pins the fix for an idle Conn holding
+// its 4 KiB read buffer for its whole life, over a third of an idle
+// session's heap: once every line read is handled, the buffer goes back on
+// the spare list, and the next message takes one again.
+func TestIdleConnGivesBackItsReadBuffer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the framer waits for a readable pipe on Linux only (wait_linux.go)")
+	}
+	conns := make([]*stdio.Conn, 3)
+	for i := range conns {
+		conns[i] = startServer(t, "echo", stdio.Options{})
+		// With the list empty, the answer is read into a new buffer:
+		// that one must come back.
+		stdio.SpareReaders(true)
+		mustCall(t, conns[i], mcp.Int64ID(1), "echo", map[string]string{"text": fmt.Sprintf("«call %d»\n\t\"quoted\"", i)})
+		// The reading goroutine gives it back just after it delivers
+		// the answer, so the list can trail the call for a moment.
+		deadline := time.Now().Add(10 * time.Second)
+		for stdio.SpareReaders(false) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("Conn %d, idle after its call, kept its read buffer", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Idle, each takes one again for its next answers, long and short.
+	for i, c := range conns {
+		long := fmt.Sprintf("%0*d", 20<<10, i)
+		if m := mustCall(t, c, mcp.Int64ID(2), "echo", map[string]string{"text": long}); len(m.Result) < len(long) {
+			t.Fatalf("Conn %d: a 20 KiB answer after idling came back as %d bytes", i, len(m.Result))
 		}
 		mustCall(t, c, mcp.Int64ID(3), "echo", map[string]string{"text": "short"})
 	}

@@ -43,7 +43,9 @@ package stdio
 // poller, on no OS thread of their own: the pipes are pollable, and on
 // Linux the waiter watches the server's pidfd before it calls cmd.Wait,
 // which would otherwise hold a thread in waitid for the server's life
-// (exit_linux.go).
+// (exit_linux.go). Nor does an idle Conn hold a read buffer there: the
+// reader waits for stdout to be readable before it takes one, and gives it
+// back once what it read is handled (readers.go).
 //
 // Death. When the server exits (or is killed), the waiter SIGKILLs the rest
 // of its group at once, so a grandchild holding stdout open cannot keep the
@@ -244,7 +246,11 @@ func Start(ctx context.Context, opts *Options) (*Conn, error) {
 	if c.tail.limit == 0 {
 		c.tail.limit = defaultStderrLimit
 	}
-	f := newFramer(&drainReader{f: stdoutR, exited: &c.exitedFlag}, stdinW, opts.MaxMessageSize, logger)
+	stdout := &drainReader{f: stdoutR, exited: &c.exitedFlag, ready: readyWaiter(stdoutR)}
+	f := newFramer(stdout, stdinW, opts.MaxMessageSize, logger)
+	if stdout.ready != nil {
+		f.wait = stdout.waitReadable
+	}
 	f.endErr = c.endErr
 	f.closedErr = c.closedErr
 	f.lostErr = c.lostErr
@@ -531,13 +537,24 @@ func trimCR(b []byte) []byte {
 type drainReader struct {
 	f      *os.File
 	exited *atomic.Bool
+	ready  func() error // readyWaiter(f), or nil
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
+	r.renew()
+	return r.f.Read(p)
+}
+
+// waitReadable waits, as Read would, until there is something to read.
+func (r *drainReader) waitReadable() error {
+	r.renew()
+	return r.ready()
+}
+
+func (r *drainReader) renew() {
 	if r.exited.Load() {
 		_ = r.f.SetReadDeadline(time.Now().Add(drainIdle))
 	}
-	return r.f.Read(p)
 }
 
 // ExitError reports that the server process ended. It wraps

@@ -31,12 +31,13 @@ const (
 	// readBufferSize is the bufio buffer for incoming lines. A line that
 	// fits is decoded from one copy; a longer one is gathered in pooled
 	// blocks and copied once into a slice of its size. Small, because a
-	// Conn holds it for its whole life, idle or not: at 64 KiB, a host's
-	// thousand idle stdio sessions held 64 MiB of read buffers. A pool
-	// that took it back while the Conn waited was tried and dropped: a
-	// goroutine that resumes on another P finds another P's pool empty,
-	// so a busy sequential session allocated a new buffer every few
-	// calls (3 KB a call in bench/'s side suite, from 0.6).
+	// Conn that cannot wait for its stream to be readable (readers.go)
+	// holds it for its whole life, idle or not: at 64 KiB, a host's
+	// thousand idle stdio sessions held 64 MiB of read buffers. A
+	// sync.Pool that took it back while the Conn waited was tried and
+	// dropped: a goroutine that resumes on another P finds another P's
+	// pool empty, so a busy sequential session allocated a new buffer
+	// every few calls (3 KB a call in bench/'s side suite, from 0.6).
 	readBufferSize = 4 << 10
 	// keepWriteBuffer is the largest write buffer kept for reuse between
 	// messages; a bigger one (a huge tool argument) is dropped after use so
@@ -163,7 +164,13 @@ var aLongTimeAgo = time.Unix(1, 0)
 // than a mutex, so that waiting for one's turn honours the context). Each
 // message is encoded into a reused buffer and written with one Write call.
 type framer struct {
+	// br buffers src. The reading goroutine takes it on its first read
+	// (readers.go); when wait is set it also gives it back whenever all it
+	// read has been handled, and waits for src to be readable before it
+	// takes one again, so that an idle Conn holds no read buffer.
 	br   *bufio.Reader
+	src  io.Reader
+	wait func() error
 	long blocks.List // a line longer than br's buffer, being read (copied once, into a slice of its size, when it ends)
 	max  int
 	log  *slog.Logger
@@ -217,7 +224,7 @@ func newFramer(r io.Reader, w io.Writer, maxSize int, logger *slog.Logger) *fram
 		logger = slog.New(slog.DiscardHandler)
 	}
 	f := &framer{
-		br:       bufio.NewReaderSize(r, readBufferSize),
+		src:      r,
 		max:      maxSize,
 		log:      logger,
 		readDone: make(chan struct{}),
@@ -297,6 +304,14 @@ var errDelivery = errors.New("closed while delivering")
 // why it stopped.
 func (f *framer) readLines() error {
 	for {
+		if f.br == nil {
+			if f.wait != nil {
+				if err := f.wait(); err != nil {
+					return err
+				}
+			}
+			f.br = takeReader(f.src)
+		}
 		chunk, err := f.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			if f.long.Len()+len(chunk) > f.max {
@@ -344,6 +359,12 @@ func (f *framer) readLines() error {
 		}
 		if err != nil {
 			return err
+		}
+		if f.wait != nil && f.br.Buffered() == 0 {
+			// Every line read is handled (and copied out of br): until
+			// the next arrives, br is a spare. (f.long is empty here.)
+			giveReader(f.br)
+			f.br = nil
 		}
 	}
 }
