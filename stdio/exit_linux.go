@@ -4,37 +4,138 @@ package stdio
 
 import (
 	"os"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// awaitExit returns once the process pid has exited, leaving it for
-// cmd.Wait to reap; or at once when the kernel cannot tell it that way
-// (no pidfd before Linux 5.3, or a sandbox that refuses the call), and the
-// waiter then blocks in cmd.Wait alone.
+// Exit watching on Linux.
 //
 // Why: cmd.Wait blocks its goroutine in the waitid system call, and a
 // goroutine in a blocking system call holds an OS thread, with the
-// thread's two runtime stacks (48 KB of stack memory) for as long as the
+// thread's two runtime stacks (48 KB of stack memory), for as long as the
 // server runs: 42 KB of stacks per idle session in bench/'s sessions
 // suite, against go-sdk's 8, and a thread for each of a host's servers. A
 // pidfd becomes readable when its process exits, so the runtime's poller
 // can wait for it as it waits for a pipe, on no thread of its own.
-func awaitExit(pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+//
+// And one goroutine waits for all of them: the servers' pidfds are in an
+// epoll set of ours, whose descriptor the runtime's poller watches like
+// any other (an epoll descriptor is readable while it holds an event). A
+// goroutine per server, parked on its pidfd, was an idle session's third
+// goroutine beside the reader and the stderr drain, 3 KB of stack and a
+// poller entry each. The watcher runs while some server is running and
+// ends with the last one's exit, so a program with no server running has
+// no goroutine of ours.
+
+// exitWatch is the watcher's state.
+var exitWatch struct {
+	mu      sync.Mutex
+	epfd    int              // the epoll set; valid while running
+	running bool             // a watcher goroutine owns epfd
+	waiting map[int32]func() // pidfd: what to run once its process has exited
+}
+
+// watchExit runs done, in a goroutine of its own, once process pid has
+// exited. done then reaps it (cmd.Wait returns at once). Where the kernel
+// cannot tell without a thread (no pidfd before Linux 5.3, or a sandbox
+// that refuses the calls), done runs at once and blocks in cmd.Wait, as
+// every waiter did before.
+func watchExit(pid int, done func()) {
+	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
+		go done()
 		return
 	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
+	exitWatch.mu.Lock()
+	defer exitWatch.mu.Unlock()
+	if !exitWatch.running && !startExitWatch() {
+		unix.Close(pidfd)
+		go done()
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pidfd)}
+	if err := unix.EpollCtl(exitWatch.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
+		unix.Close(pidfd)
+		go done()
+		return
+	}
+	exitWatch.waiting[int32(pidfd)] = done
+}
+
+// startExitWatch makes the epoll set and starts the watcher on it. It
+// reports false if it cannot. exitWatch.mu is held.
+func startExitWatch() bool {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return false
+	}
+	// Non-blocking, so os registers it with the runtime's poller.
+	f := os.NewFile(uintptr(epfd), "stdio exit watch")
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return
+		f.Close()
+		return false
 	}
-	_ = rc.Read(func(fd uintptr) bool {
-		// WNOWAIT: look, and leave the exit status to cmd.Wait.
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		return err != nil || info.Signo != 0 // 0: still running, wait for readable
-	})
+	exitWatch.epfd, exitWatch.running = epfd, true
+	if exitWatch.waiting == nil {
+		exitWatch.waiting = map[int32]func(){}
+	}
+	go watchExits(f, rc, epfd)
+	return true
+}
+
+// watchExits is the watcher goroutine: it hands each server that exits to
+// its done, and ends when none is left.
+func watchExits(f *os.File, rc syscall.RawConn, epfd int) {
+	var events [32]unix.EpollEvent
+	n := 0
+	// The runtime's poller reports edges, and RawConn.Read forgets one
+	// that came before it: every wait starts with a look, which also
+	// takes what did not fit in events last time.
+	look := func(uintptr) bool {
+		var err error
+		n, err = unix.EpollWait(epfd, events[:], 0)
+		if err != nil {
+			n = 0
+			return err != unix.EINTR
+		}
+		return n > 0
+	}
+	for {
+		err := rc.Read(look)
+		exitWatch.mu.Lock()
+		if err != nil {
+			// The set can no longer be waited on (nothing here closes
+			// it): every server left is waited for as without a pidfd.
+			n = 0
+			for fd, done := range exitWatch.waiting {
+				delete(exitWatch.waiting, fd)
+				unix.Close(int(fd))
+				go done()
+			}
+		}
+		for _, ev := range events[:n] {
+			done, ok := exitWatch.waiting[ev.Fd]
+			if !ok {
+				continue
+			}
+			delete(exitWatch.waiting, ev.Fd)
+			_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, int(ev.Fd), nil)
+			unix.Close(int(ev.Fd))
+			go done()
+		}
+		if len(exitWatch.waiting) == 0 {
+			exitWatch.running = false
+			exitWatch.mu.Unlock()
+			f.Close()
+			return
+		}
+		exitWatch.mu.Unlock()
+	}
 }

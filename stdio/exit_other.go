@@ -2,6 +2,6 @@
 
 package stdio
 
-// awaitExit has no way to wait for a process without a thread here; the
-// waiter blocks in cmd.Wait (exit_linux.go says why that costs).
-func awaitExit(int) {}
+// watchExit has no way to wait for a process without a thread here: done
+// runs at once and blocks in cmd.Wait (exit_linux.go says what that costs).
+func watchExit(_ int, done func()) { go done() }

@@ -36,14 +36,15 @@ package stdio
 // pollable, so a read can be given a deadline, and stdin is pollable, so a
 // blocked write can be interrupted by its context or by Close.
 //
-// Goroutines. A Conn runs three: the framer's reader turns stdout into
+// Goroutines. A Conn runs two: the framer's reader turns stdout into
 // messages; the stderr drain keeps a bounded tail of stderr (for ExitError
-// and Stderr) and logs each line at Debug; the waiter waits for the process
-// to exit. None of them outlives Close. All three wait in the runtime's
-// poller, on no OS thread of their own: the pipes are pollable, and on
-// Linux the waiter watches the server's pidfd before it calls cmd.Wait,
-// which would otherwise hold a thread in waitid for the server's life
-// (exit_linux.go). Nor does an idle Conn hold a read buffer there: the
+// and Stderr) and logs each line at Debug. The waiter, which reaps the
+// process and reports its exit, runs once the process has exited: on Linux
+// one goroutine watches every server's pidfd for that (exit_linux.go);
+// elsewhere the waiter is a third goroutine, blocked in cmd.Wait for the
+// server's life. None of them outlives Close. They wait in the runtime's
+// poller, on no OS thread of their own (a goroutine blocked in waitid
+// would hold one). Nor does an idle Conn hold a read buffer on Linux: the
 // reader waits for stdout to be readable before it takes one, and gives it
 // back once what it read is handled (readers.go).
 //
@@ -260,7 +261,7 @@ func Start(ctx context.Context, opts *Options) (*Conn, error) {
 
 	go f.readLoop()
 	go c.drainStderr()
-	go c.wait()
+	watchExit(c.pid, c.wait)
 	return c, nil
 }
 
@@ -394,9 +395,10 @@ func (c *Conn) waitExit(d time.Duration) bool {
 	}
 }
 
-// wait is the waiter goroutine.
+// wait is the waiter: it runs once the server has exited, or where that
+// cannot be watched for without a thread, at once, blocking in cmd.Wait
+// until it has (watchExit, exit_linux.go).
 func (c *Conn) wait() {
-	awaitExit(c.pid) // on no thread where it can (exit_linux.go)
 	_ = c.cmd.Wait() // the status is in ProcessState
 	c.exitedFlag.Store(true)
 	// The server is gone: whatever is left of its group goes too, so that
