@@ -29,11 +29,11 @@ import (
 // ends with the last one's exit, so a program with no server running has
 // no goroutine of ours.
 
-// exitWatch is the watcher's state.
+// exitWatch is the watcher's state. A watcher runs, owning epfd, exactly
+// while waiting is not empty: it ends when it has handed out the last.
 var exitWatch struct {
 	mu      sync.Mutex
-	epfd    int              // the epoll set; valid while running
-	running bool             // a watcher goroutine owns epfd
+	epfd    int              // the epoll set, while a watcher runs
 	waiting map[int32]func() // pidfd: what to run once its process has exited
 }
 
@@ -50,13 +50,7 @@ func watchExit(pid int, done func()) {
 	}
 	exitWatch.mu.Lock()
 	defer exitWatch.mu.Unlock()
-	if !exitWatch.running && !startExitWatch() {
-		unix.Close(pidfd)
-		go done()
-		return
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pidfd)}
-	if err := unix.EpollCtl(exitWatch.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
+	if err := addExit(pidfd); err != nil {
 		unix.Close(pidfd)
 		go done()
 		return
@@ -64,30 +58,39 @@ func watchExit(pid int, done func()) {
 	exitWatch.waiting[int32(pidfd)] = done
 }
 
-// startExitWatch makes the epoll set and starts the watcher on it. It
-// reports false if it cannot. exitWatch.mu is held.
-func startExitWatch() bool {
+// addExit puts pidfd in the watcher's set; with no watcher running, it
+// makes a set, puts pidfd in it and only then starts a watcher on it, so
+// that no watcher waits on a set that holds nothing. exitWatch.mu is held.
+func addExit(pidfd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pidfd)}
+	if len(exitWatch.waiting) > 0 {
+		return unix.EpollCtl(exitWatch.epfd, unix.EPOLL_CTL_ADD, pidfd, &ev)
+	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return false
+		return err
 	}
 	if err := unix.SetNonblock(epfd, true); err != nil {
 		unix.Close(epfd)
-		return false
+		return err
+	}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, pidfd, &ev); err != nil {
+		unix.Close(epfd)
+		return err
 	}
 	// Non-blocking, so os registers it with the runtime's poller.
 	f := os.NewFile(uintptr(epfd), "stdio exit watch")
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
-		return false
+		return err
 	}
-	exitWatch.epfd, exitWatch.running = epfd, true
+	exitWatch.epfd = epfd
 	if exitWatch.waiting == nil {
 		exitWatch.waiting = map[int32]func(){}
 	}
 	go watchExits(f, rc, epfd)
-	return true
+	return nil
 }
 
 // watchExits is the watcher goroutine: it hands each server that exits to
@@ -131,7 +134,6 @@ func watchExits(f *os.File, rc syscall.RawConn, epfd int) {
 			go done()
 		}
 		if len(exitWatch.waiting) == 0 {
-			exitWatch.running = false
 			exitWatch.mu.Unlock()
 			f.Close()
 			return
