@@ -24,8 +24,8 @@ func compileSchema(raw json.RawMessage) (*schemacheck.Schema, error) {
 
 // validate checks args against schema; a nil schema accepts any object.
 func validate(schema *schemacheck.Schema, args json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
+	v, err := schemacheck.Decode(args)
+	if err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {

@@ -130,8 +130,8 @@ func (f *elicitForm) complete(res *mcp.ElicitResult) (*mcp.ElicitResult, error) 
 	if err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}
-	var doc any
-	if err := json.Unmarshal(b, &doc); err != nil {
+	doc, err := schemacheck.Decode(b)
+	if err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}
 	if err := f.schema.Validate(doc); err != nil {

@@ -143,8 +143,8 @@ func (s *Session) checkOutput(ctx context.Context, tool string, r *mcp.CallToolR
 	if len(bytes.TrimSpace(r.StructuredContent)) == 0 {
 		return &OutputSchemaError{Tool: tool, Err: errors.New("the tool declares an output schema but the result has no structuredContent")}
 	}
-	var v any
-	if err := json.Unmarshal(r.StructuredContent, &v); err != nil {
+	v, err := schemacheck.Decode(r.StructuredContent)
+	if err != nil {
 		return &OutputSchemaError{Tool: tool, Err: fmt.Errorf("structuredContent is not JSON: %w", err)}
 	}
 	if err := schema.Validate(v); err != nil {

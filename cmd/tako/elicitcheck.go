@@ -29,8 +29,8 @@ func (f *formField) check(v any) error {
 	if err != nil {
 		return err
 	}
-	var doc any
-	if err := json.Unmarshal(b, &doc); err != nil {
+	doc, err := schemacheck.Decode(b)
+	if err != nil {
 		return err
 	}
 	if err := f.schema.Validate(doc); err != nil {
