@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -115,4 +116,33 @@ func FuzzStructEncoder(f *testing.F) {
 			t.Fatalf("encoder %s, %v; encoding/json %s, %v", got, gerr, want, werr)
 		}
 	})
+}
+
+// TestRawToStructMatchesEncodingJSON: a call's arguments reach the wire
+// as the Struct that encoding/json's reading of them gives, and anything
+// but an object is refused by name.
+func TestRawToStructMatchesEncodingJSON(t *testing.T) {
+	for _, raw := range []string{
+		`{}`,
+		`{"path":"C:\\Users\\Zoë\\notes \"draft\".md","lines":[1,2.5,-3e2],"opts":{"recursive":true,"depth":null,"tags":[]}}`,
+		`{"text":"Grüße\naus Köln\t\u2014 \ud83d\ude00","a":1,"a":2}`,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		want, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rawToStruct(json.RawMessage(raw))
+		if err != nil || !proto.Equal(got, want) {
+			t.Errorf("rawToStruct(%s) = %v, %v; want %v", raw, got, err, want)
+		}
+	}
+	for raw, word := range map[string]string{`[1]`: "not an array", `"x"`: "not a string", `1`: "not a number", `true`: "not a boolean", `{"a":}`: "invalid character '}'"} {
+		if _, err := rawToStruct(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), word) {
+			t.Errorf("rawToStruct(%s): %v, want an error with %q", raw, err, word)
+		}
+	}
 }

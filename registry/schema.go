@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/tako-mcp/tako/internal/jsonvalue"
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -24,7 +25,7 @@ func compileSchema(raw json.RawMessage) (*schemacheck.Schema, error) {
 
 // validate checks args against schema; a nil schema accepts any object.
 func validate(schema *schemacheck.Schema, args json.RawMessage) error {
-	v, err := schemacheck.Decode(args)
+	v, err := jsonvalue.Decode(args)
 	if err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/tako-mcp/tako/internal/jsonvalue"
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -130,7 +131,7 @@ func (f *elicitForm) complete(res *mcp.ElicitResult) (*mcp.ElicitResult, error) 
 	if err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}
-	doc, err := schemacheck.Decode(b)
+	doc, err := jsonvalue.Decode(b)
 	if err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}

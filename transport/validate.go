@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/tako-mcp/tako/internal/jsonvalue"
 	"github.com/tako-mcp/tako/internal/schemacheck"
 	"github.com/tako-mcp/tako/mcp"
 )
@@ -143,7 +144,7 @@ func (s *Session) checkOutput(ctx context.Context, tool string, r *mcp.CallToolR
 	if len(bytes.TrimSpace(r.StructuredContent)) == 0 {
 		return &OutputSchemaError{Tool: tool, Err: errors.New("the tool declares an output schema but the result has no structuredContent")}
 	}
-	v, err := schemacheck.Decode(r.StructuredContent)
+	v, err := jsonvalue.Decode(r.StructuredContent)
 	if err != nil {
 		return &OutputSchemaError{Tool: tool, Err: fmt.Errorf("structuredContent is not JSON: %w", err)}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tako-mcp/tako/internal/jsonvalue"
 	"github.com/tako-mcp/tako/internal/schemacheck"
 )
 
@@ -29,7 +30,7 @@ func (f *formField) check(v any) error {
 	if err != nil {
 		return err
 	}
-	doc, err := schemacheck.Decode(b)
+	doc, err := jsonvalue.Decode(b)
 	if err != nil {
 		return err
 	}

@@ -106,8 +106,8 @@ func mayRefer(raw []byte) bool {
 }
 
 // Validate checks v, a value as encoding/json decodes JSON into an any
-// (map[string]any, []any, float64, string, bool, nil; Decode makes one
-// faster), and returns a
+// (map[string]any, []any, float64, string, bool, nil;
+// jsonvalue.Decode makes one faster), and returns a
 // *ValidationError saying what is wrong.
 func (s *Schema) Validate(v any) error {
 	if err := s.rs.Validate(v); err != nil {

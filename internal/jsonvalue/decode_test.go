@@ -1,4 +1,4 @@
-package schemacheck
+package jsonvalue
 
 import (
 	"encoding/json"
