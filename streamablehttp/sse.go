@@ -24,18 +24,11 @@ type event struct {
 // eventReader is sse.Reader with events of this package's shape.
 type eventReader struct{ r sse.Reader }
 
-func newEventReader(body io.Reader, maxEvent int) *eventReader {
-	er := new(eventReader)
-	er.r.Init(body, maxEvent, false)
-	return er
-}
-
-// newIdleEventReader is newEventReader for a stream that may sit for a
-// long time between events: it waits for each with a small buffer.
-func newIdleEventReader(body io.Reader, maxEvent int) *eventReader {
-	er := new(eventReader)
-	er.r.Init(body, maxEvent, true)
-	return er
+// init makes er read events of at most maxEvent bytes from body. idle
+// says the stream may sit for a long time between events (the standalone
+// GET stream): it waits for each with a small buffer.
+func (er *eventReader) init(body io.Reader, maxEvent int, idle bool) {
+	er.r.Init(body, maxEvent, idle)
 }
 
 // Next returns the next complete event; see sse.Reader.Next.

@@ -250,3 +250,15 @@ func TestReadBodyOfKnownLengthAllocatesItOnce(t *testing.T) {
 		t.Errorf("a body past its length: err %v, want ErrProtocol", err)
 	}
 }
+
+func newEventReader(body io.Reader, maxEvent int) *eventReader {
+	er := new(eventReader)
+	er.init(body, maxEvent, false)
+	return er
+}
+
+func newIdleEventReader(body io.Reader, maxEvent int) *eventReader {
+	er := new(eventReader)
+	er.init(body, maxEvent, true)
+	return er
+}

@@ -195,12 +195,11 @@ type streamState struct {
 func (c *Conn) readEvents(ctx context.Context, body io.Reader, st *streamState, r *request, onEvent func(event)) error {
 	br := c.budget.reader(ctx, body)
 	defer br.done()
-	var er *eventReader
-	if r == nil {
-		er = newIdleEventReader(br, c.maxSize+4096) // the standalone GET stream, or 2024-11-05's
-	} else {
-		er = newEventReader(br, c.maxSize+4096)
-	}
+	// On the stack: a reader per response was a tenth of a call's bytes.
+	// The standalone GET stream, or 2024-11-05's, waits between events
+	// with a small buffer (idle).
+	var er eventReader
+	er.init(br, c.maxSize+4096, r == nil)
 	defer er.release()
 	for {
 		ev, err := er.Next()
