@@ -29,6 +29,9 @@ func rawToStruct(raw json.RawMessage) (*structpb.Struct, error) {
 	if err != nil {
 		return nil, fmt.Errorf("want a JSON object: %w", err)
 	}
+	if v == nil {
+		return nil, nil // null with white space around it
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("want a JSON object, not %s", jsonKind(v))
@@ -45,10 +48,8 @@ func jsonKind(v any) string {
 		return "a string"
 	case float64:
 		return "a number"
-	case bool:
-		return "a boolean"
 	}
-	return "null"
+	return "a boolean"
 }
 
 // structToRaw turns a Struct into a JSON object; nil gives nil. To convert

@@ -145,4 +145,9 @@ func TestRawToStructMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("rawToStruct(%s): %v, want an error with %q", raw, err, word)
 		}
 	}
+	for _, raw := range []string{``, `null`, " null\n"} {
+		if s, err := rawToStruct(json.RawMessage(raw)); s != nil || err != nil {
+			t.Errorf("rawToStruct(%q) = %v, %v; want no arguments", raw, s, err)
+		}
+	}
 }
