@@ -88,7 +88,10 @@ type ToolDef struct {
 type Request struct {
 	System   string
 	Messages []Message
-	Tools    []ToolDef
+	// Tools are the tools the model may call. The Agent hands every turn
+	// the same slice while its registry's tools stay the same: a
+	// Provider reads it and must not modify it.
+	Tools []ToolDef
 	// MaxTokens bounds the answer; zero lets the provider choose.
 	MaxTokens int
 	// Temperature, if set, is passed on.

@@ -84,7 +84,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,6 +255,19 @@ type Registry struct {
 	servers map[string]*server
 	order   []string // server names, in the order they were added
 	closed  bool
+
+	// defs is the tools sorted by name, made by Tools once after each
+	// change and copied for every caller since: an agent asks for them
+	// every turn, and sorting 10,000 anew took 3 ms a turn. nil: stale.
+	// gen counts the changes (Generation).
+	defs []Definition
+	gen  uint64
+}
+
+// changed records that entries changed. r.mu is held for writing.
+func (r *Registry) changed() {
+	r.defs = nil
+	r.gen++
 }
 
 // entry is one tool under the name the model sees.
@@ -314,6 +326,7 @@ func (r *Registry) AddTool(t Tool) error {
 		schema:   schema,
 		defaults: requiredDefaults(t.InputSchema),
 	}
+	r.changed()
 	return nil
 }
 
@@ -395,6 +408,7 @@ func (r *Registry) RemoveServer(name string) error {
 			delete(r.entries, k)
 		}
 	}
+	r.changed()
 	r.mu.Unlock()
 	return s.shutdown()
 }
@@ -431,15 +445,35 @@ func (r *Registry) Close() error {
 }
 
 // Tools returns every tool as the model should see it, sorted by name.
+// The slice is the caller's own.
 func (r *Registry) Tools() []Definition {
 	r.mu.RLock()
-	defs := make([]Definition, 0, len(r.entries))
-	for _, e := range r.entries {
-		defs = append(defs, e.def)
-	}
+	defs := r.defs
 	r.mu.RUnlock()
-	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
-	return defs
+	if defs == nil {
+		r.mu.Lock()
+		if r.defs == nil {
+			r.defs = make([]Definition, 0, len(r.entries))
+			for _, e := range r.entries {
+				r.defs = append(r.defs, e.def)
+			}
+			slices.SortFunc(r.defs, func(a, b Definition) int { return strings.Compare(a.Name, b.Name) })
+		}
+		defs = r.defs
+		r.mu.Unlock()
+	}
+	return slices.Clone(defs)
+}
+
+// Generation returns a number that changes whenever the tools change: a
+// tool added, a server added, removed or listed again. A caller that
+// converts Tools for a model's API can keep its conversion while the
+// number stays the same, as the orchestrator's Agent does between turns.
+// Read it before Tools, so that what Tools returns is at least as new.
+func (r *Registry) Generation() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gen
 }
 
 // Servers returns the names of the registered servers, in the order they
@@ -570,6 +604,7 @@ func (r *Registry) install(s *server, tools []mcp.Tool, first bool) error {
 	for k, e := range next {
 		r.entries[k] = e
 	}
+	r.changed()
 	return nil
 }
 

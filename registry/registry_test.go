@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -541,4 +542,79 @@ func TestClashErrorIsShort(t *testing.T) {
 	if len(msg) > 250 || !strings.Contains(msg, `30 tool names are taken by server "a"`) || !strings.Contains(msg, "and 26 more") || !strings.Contains(msg, "registry.Prefix") {
 		t.Errorf("message (%d bytes): %s", len(msg), msg)
 	}
+}
+
+// TestToolsFollowEveryChange: Tools, which sorts once per change and
+// copies since, and Generation see every change: a local tool, a server
+// added, listed again after list_changed, and removed. What Tools returns
+// is the caller's own.
+func TestToolsFollowEveryChange(t *testing.T) {
+	refreshed := make(chan error, 10)
+	r := registry.New(registry.Options{OnRefresh: func(_ string, err error) { refreshed <- err }})
+	defer r.Close()
+	names := func() []string {
+		var out []string
+		for _, d := range r.Tools() {
+			out = append(out, d.Name)
+		}
+		return out
+	}
+	step := func(what string, want ...string) {
+		t.Helper()
+		if got := names(); !slices.Equal(got, want) {
+			t.Fatalf("after %s: tools %q, want %q", what, got, want)
+		}
+	}
+	gen := r.Generation()
+	moved := func(what string) {
+		t.Helper()
+		if g := r.Generation(); g == gen {
+			t.Errorf("Generation did not move with %s", what)
+		} else {
+			gen = g
+		}
+	}
+	step("New")
+	local, err := registry.Func("zeta", "a local tool", func(context.Context, struct{}) (string, error) { return "z", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddTool(local); err != nil {
+		t.Fatal(err)
+	}
+	moved("AddTool")
+	step("AddTool", "zeta")
+	srv := newServer("a", "one")
+	s, _ := connect(t, srv, legacy)
+	if err := r.AddServer(testContext(t), "a", s, nil); err != nil {
+		t.Fatal(err)
+	}
+	moved("AddServer")
+	step("AddServer", "one", "zeta")
+	defs := r.Tools()
+	defs[0].Name = "mangled"
+	step("changing what Tools returned", "one", "zeta")
+	if r.Generation() != gen {
+		t.Error("Generation moved with nothing changed")
+	}
+
+	addTool(srv, "a", "two")
+	if err := srv.NotifyToolsListChanged(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-refreshed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-testContext(t).Done():
+		t.Fatal("no refresh after list_changed")
+	}
+	moved("list_changed")
+	step("list_changed", "one", "two", "zeta")
+	if err := r.RemoveServer("a"); err != nil {
+		t.Fatal(err)
+	}
+	moved("RemoveServer")
+	step("RemoveServer", "zeta")
 }
