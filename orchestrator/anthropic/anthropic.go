@@ -118,11 +118,11 @@ func (e *APIError) Error() string {
 // Wire types of the Messages API.
 type (
 	messagesRequest struct {
-		Model         string          `json:"model"`
-		MaxTokens     int             `json:"max_tokens"`
-		System        string          `json:"system,omitempty"`
-		Messages      []wireMessage   `json:"messages"`
-		Tools         []wireTool      `json:"tools,omitempty"`
+		Model     string        `json:"model"`
+		MaxTokens int           `json:"max_tokens"`
+		System    string        `json:"system,omitempty"`
+		Messages  []wireMessage `json:"messages"`
+		// "tools" is spliced in by body, from the cache (wireTools).
 		ToolChoice    *toolChoice     `json:"tool_choice,omitempty"`
 		Temperature   *float64        `json:"temperature,omitempty"`
 		StopSequences []string        `json:"stop_sequences,omitempty"`
@@ -400,13 +400,13 @@ func blocks(cs []mcp.Content) []wireBlock {
 // cache when they are those of the last turn.
 func (p *Provider) body(req *orchestrator.Request, stream bool) (apiclient.Body, error) {
 	mr := p.encode(req, stream)
-	tools := mr.Tools
-	mr.Tools = nil
 	b, err := json.Marshal(mr)
-	if err != nil || len(tools) == 0 {
+	if err != nil || len(req.Tools) == 0 {
 		return apiclient.Body{b}, err
 	}
-	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(tools) })
+	// Converted only when the cache does not have them: 10,000 tools
+	// were 0.6 MB of wire structs a turn.
+	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(wireTools(req.Tools)) })
 	if err != nil {
 		return nil, err
 	}
@@ -465,14 +465,7 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) *messagesReque
 		}
 		mr.Messages = append(mr.Messages, wm)
 	}
-	for _, t := range req.Tools {
-		schema := t.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		mr.Tools = append(mr.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
-	}
-	if len(mr.Tools) > 0 {
+	if len(req.Tools) > 0 {
 		switch req.ToolChoice {
 		case orchestrator.ToolChoiceRequired:
 			mr.ToolChoice = &toolChoice{Type: "any"}
@@ -481,4 +474,18 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) *messagesReque
 		}
 	}
 	return mr
+}
+
+// wireTools is the request's "tools" member; body adds it to encode's
+// request.
+func wireTools(tools []orchestrator.ToolDef) []wireTool {
+	out := make([]wireTool, len(tools))
+	for i, t := range tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out[i] = wireTool{Name: t.Name, Description: t.Description, InputSchema: schema}
+	}
+	return out
 }

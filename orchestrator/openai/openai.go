@@ -120,9 +120,9 @@ func (e *APIError) Error() string {
 // Wire types of the Chat Completions API.
 type (
 	chatRequest struct {
-		Model         string         `json:"model"`
-		Messages      []chatMessage  `json:"messages"`
-		Tools         []chatTool     `json:"tools,omitempty"`
+		Model    string        `json:"model"`
+		Messages []chatMessage `json:"messages"`
+		// "tools" is spliced in from the cache (chatTools).
 		ToolChoice    string         `json:"tool_choice,omitempty"`
 		Temperature   *float64       `json:"temperature,omitempty"`
 		Stop          []string       `json:"stop,omitempty"`
@@ -411,20 +411,11 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) (apiclient.Bod
 	for _, m := range req.Messages {
 		cr.Messages = append(cr.Messages, messages(m)...)
 	}
-	for _, t := range req.Tools {
-		params := t.InputSchema
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		cr.Tools = append(cr.Tools, chatTool{Type: "function", Function: functionDecl{Name: t.Name, Description: t.Description, Parameters: params}})
-	}
-	if len(cr.Tools) > 0 {
+	if len(req.Tools) > 0 {
 		// The API's names for the two choices other than the default
 		// are those of sampling's toolChoice.mode.
 		cr.ToolChoice = string(req.ToolChoice)
 	}
-	tools := cr.Tools
-	cr.Tools = nil
 	b, err := json.Marshal(cr)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encoding the request: %w", err)
@@ -433,16 +424,29 @@ func (p *Provider) encode(req *orchestrator.Request, stream bool) (apiclient.Bod
 		// The field's name is configurable, so it is spliced in.
 		b = append(b[:len(b)-1], fmt.Sprintf(",%q:%d}", p.opts.MaxTokensField, req.MaxTokens)...)
 	}
-	if len(tools) == 0 {
+	if len(req.Tools) == 0 {
 		return apiclient.Body{b}, nil
 	}
 	// The tools' JSON comes from the cache when they are those of the
-	// last turn.
-	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(tools) })
+	// last turn; they are converted only when it does not.
+	tj, err := p.tools.Get(req.Tools, func() ([]byte, error) { return json.Marshal(chatTools(req.Tools)) })
 	if err != nil {
 		return nil, fmt.Errorf("openai: encoding the request: %w", err)
 	}
 	return apiclient.Splice(b, "tools", tj), nil
+}
+
+// chatTools is the request's "tools" member, spliced into its JSON.
+func chatTools(tools []orchestrator.ToolDef) []chatTool {
+	out := make([]chatTool, len(tools))
+	for i, t := range tools {
+		params := t.InputSchema
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out[i] = chatTool{Type: "function", Function: functionDecl{Name: t.Name, Description: t.Description, Parameters: params}}
+	}
+	return out
 }
 
 // messages converts one conversation message; tool results become one
