@@ -117,12 +117,13 @@ func (e *APIError) Error() string {
 
 // Wire types of the Messages API.
 type (
+	// messagesRequest has no "tools": body splices them in, from the
+	// cache (wireTools).
 	messagesRequest struct {
-		Model     string        `json:"model"`
-		MaxTokens int           `json:"max_tokens"`
-		System    string        `json:"system,omitempty"`
-		Messages  []wireMessage `json:"messages"`
-		// "tools" is spliced in by body, from the cache (wireTools).
+		Model         string          `json:"model"`
+		MaxTokens     int             `json:"max_tokens"`
+		System        string          `json:"system,omitempty"`
+		Messages      []wireMessage   `json:"messages"`
 		ToolChoice    *toolChoice     `json:"tool_choice,omitempty"`
 		Temperature   *float64        `json:"temperature,omitempty"`
 		StopSequences []string        `json:"stop_sequences,omitempty"`

@@ -119,10 +119,11 @@ func (e *APIError) Error() string {
 
 // Wire types of the Chat Completions API.
 type (
+	// chatRequest has no "tools": they are spliced in, from the cache
+	// (chatTools).
 	chatRequest struct {
-		Model    string        `json:"model"`
-		Messages []chatMessage `json:"messages"`
-		// "tools" is spliced in from the cache (chatTools).
+		Model         string         `json:"model"`
+		Messages      []chatMessage  `json:"messages"`
 		ToolChoice    string         `json:"tool_choice,omitempty"`
 		Temperature   *float64       `json:"temperature,omitempty"`
 		Stop          []string       `json:"stop,omitempty"`
