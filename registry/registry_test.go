@@ -164,17 +164,10 @@ func TestAllowDeny(t *testing.T) {
 	}
 }
 
-func TestListChangedRefreshes(t *testing.T) {
-	refreshed := make(chan error, 10)
-	r := registry.New(registry.Options{OnRefresh: func(_ string, err error) { refreshed <- err }})
-	defer r.Close()
-	srv := newServer("a", "one")
-	s, _ := connect(t, srv, legacy)
-	if err := r.AddServer(testContext(t), "a", s, nil); err != nil {
-		t.Fatal(err)
-	}
-	addTool(srv, "a", "two")
-	srv.RemoveTool("one")
+// notifyAndWait has srv announce list_changed and waits for the
+// registry's refresh, which OnRefresh sends on refreshed.
+func notifyAndWait(t *testing.T, srv *mcptest.Server, refreshed <-chan error) {
+	t.Helper()
 	if err := srv.NotifyToolsListChanged(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +179,20 @@ func TestListChangedRefreshes(t *testing.T) {
 	case <-testContext(t).Done():
 		t.Fatal("no refresh after list_changed")
 	}
+}
+
+func TestListChangedRefreshes(t *testing.T) {
+	refreshed := make(chan error, 10)
+	r := registry.New(registry.Options{OnRefresh: func(_ string, err error) { refreshed <- err }})
+	defer r.Close()
+	srv := newServer("a", "one")
+	s, _ := connect(t, srv, legacy)
+	if err := r.AddServer(testContext(t), "a", s, nil); err != nil {
+		t.Fatal(err)
+	}
+	addTool(srv, "a", "two")
+	srv.RemoveTool("one")
+	notifyAndWait(t, srv, refreshed)
 	defs := r.Tools()
 	if len(defs) != 1 || defs[0].Name != "two" {
 		t.Fatalf("tools after list_changed: %+v", defs)
@@ -599,17 +606,7 @@ func TestToolsFollowEveryChange(t *testing.T) {
 	}
 
 	addTool(srv, "a", "two")
-	if err := srv.NotifyToolsListChanged(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-refreshed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-testContext(t).Done():
-		t.Fatal("no refresh after list_changed")
-	}
+	notifyAndWait(t, srv, refreshed)
 	moved("list_changed")
 	step("list_changed", "one", "two", "zeta")
 	if err := r.RemoveServer("a"); err != nil {
