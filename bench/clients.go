@@ -271,7 +271,10 @@ func (c *takoClient) big(ctx context.Context, kind string, n int) (received, err
 		return received{}, err
 	}
 	b := &res.Content[0]
-	return blockData(kind, b.Text, b.Data), nil
+	if raw, ok := b.Data.Raw(); ok && kind == payload.Image {
+		return received{raw: raw}, nil // gRPC's bytes
+	}
+	return blockData(kind, b.Text, b.Data.Base64()), nil
 }
 
 func (c *takoClient) listTools(ctx context.Context) (int, error) {

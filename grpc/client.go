@@ -411,20 +411,13 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return nil, fmt.Errorf("mcpgrpc CallTool: arguments: %w", err)
 	}
 	req := &pb.CallToolRequest_Request{Name: params.Name, Arguments: args}
-	resp, err := roundTrips(c, ctx, "CallTool", MetadataTool, params.Name, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*callToolResponse, error) {
-		// The generated client's Invoke, with the codec that writes an
-		// image's base64 from the received message (base64codec.go).
-		out := &callToolResponse{}
-		err := c.cc.Invoke(ctx, pb.Mcp_CallTool_FullMethodName, &pb.CallToolRequest{Common: rf, Request: req}, out, append(o, grpc.ForceCodecV2(base64Codec{}))...)
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
+	resp, err := roundTrips(c, ctx, "CallTool", MetadataTool, params.Name, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.CallToolResponse, error) {
+		return c.api.CallTool(ctx, &pb.CallToolRequest{Common: rf, Request: req}, o...)
 	})
 	if err != nil {
 		return nil, err
 	}
-	res, err := callResultFromPB(resp.CallToolResponse, resp.data64)
+	res, err := callResultFromPB(resp)
 	if err != nil {
 		return nil, fmt.Errorf("mcpgrpc CallTool: %w: %v", transport.ErrProtocol, err)
 	}
@@ -467,22 +460,15 @@ func (c *Client) ReadResource(ctx context.Context, params *mcp.ReadResourceParam
 	if params == nil {
 		return nil, fmt.Errorf("mcpgrpc ReadResource: nil params")
 	}
-	resp, err := roundTrips(c, ctx, "ReadResource", MetadataResource, params.URI, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*readResourceResponse, error) {
-		// With the codec that writes a blob's base64 from the received
-		// message (base64codec.go).
-		out := &readResourceResponse{}
-		err := c.cc.Invoke(ctx, pb.Mcp_ReadResource_FullMethodName, &pb.ReadResourceRequest{Common: rf, Uri: params.URI}, out, append(o, grpc.ForceCodecV2(base64Codec{}))...)
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
+	resp, err := roundTrips(c, ctx, "ReadResource", MetadataResource, params.URI, func(ctx context.Context, rf *pb.RequestFields, o ...grpc.CallOption) (*pb.ReadResourceResponse, error) {
+		return c.api.ReadResource(ctx, &pb.ReadResourceRequest{Common: rf, Uri: params.URI}, o...)
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{}}
-	for i, r := range resp.GetResource() {
-		out.Contents = append(out.Contents, resourceContentsFromPB(r, resp.blob64[i]))
+	for _, r := range resp.GetResource() {
+		out.Contents = append(out.Contents, resourceContentsFromPB(r))
 	}
 	return out, nil
 }

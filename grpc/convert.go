@@ -1,11 +1,9 @@
 package mcpgrpc
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -128,37 +126,14 @@ func annotationsFromPB(a *pb.Annotations) *mcp.Annotations {
 	return out
 }
 
-func decode64(field, s string) ([]byte, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
+// bytesOf is the bytes of b for a message of the service: b's own when it
+// holds bytes, else its base64 text decoded, or an error naming field.
+func bytesOf(field string, b mcp.Binary) ([]byte, error) {
+	data, err := b.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("%s is not base64: %w", field, err)
 	}
-	return b, nil
-}
-
-// encode64 writes b's base64 straight into the string's own memory:
-// EncodeToString encodes into a buffer and copies that into a string, twice
-// the text's size for an image (2.8 MiB for a 1 MiB image's base64 with
-// the bytes protobuf decoded, against 1.75 MiB now). It goes through a
-// chunk on the stack, not a base64.NewEncoder, whose 1 KB buffer was a
-// heap allocation of every content block, text included, a seventh of
-// a gRPC echo call's bytes.
-func encode64(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	var sb strings.Builder
-	sb.Grow(base64.StdEncoding.EncodedLen(len(b)))
-	// A whole number of 3-byte groups: only the last chunk is padded.
-	const in = 768
-	var chunk [in / 3 * 4]byte
-	for len(b) > 0 {
-		n := min(len(b), in)
-		base64.StdEncoding.Encode(chunk[:], b[:n])
-		sb.Write(chunk[:base64.StdEncoding.EncodedLen(n)])
-		b = b[n:]
-	}
-	return sb.String()
+	return data, nil
 }
 
 func resourceContentsToPB(r *mcp.ResourceContents) (*pb.ResourceContents, error) {
@@ -170,7 +145,7 @@ func resourceContentsToPB(r *mcp.ResourceContents) (*pb.ResourceContents, error)
 		out.Text = *r.Text
 	}
 	if r.Blob != nil {
-		b, err := decode64("resource blob", *r.Blob)
+		b, err := bytesOf("resource blob", *r.Blob)
 		if err != nil {
 			return nil, err
 		}
@@ -179,15 +154,15 @@ func resourceContentsToPB(r *mcp.ResourceContents) (*pb.ResourceContents, error)
 	return out, nil
 }
 
-// resourceContentsFromPB converts r; blob64, when not "", is its blob as
-// base64, written by the decoder, which left r's blob empty
-// (base64codec.go).
-func resourceContentsFromPB(r *pb.ResourceContents, blob64 string) mcp.ResourceContents {
+// resourceContentsFromPB converts r, keeping its blob's bytes (protobuf's
+// copy, which r's owner gives up).
+func resourceContentsFromPB(r *pb.ResourceContents) mcp.ResourceContents {
 	out := mcp.ResourceContents{URI: r.GetUri(), MIMEType: r.GetMimeType()}
 	// Blob wins when both are set: a binary resource has no text, while an
 	// empty text resource has neither.
-	if blob := base64Of(blob64, r.GetBlob()); blob != "" {
-		out.Blob = &blob
+	if blob := r.GetBlob(); len(blob) > 0 {
+		b := mcp.BinaryFromBytes(blob)
+		out.Blob = &b
 	} else {
 		t := r.GetText()
 		out.Text = &t
@@ -227,10 +202,6 @@ type contentParts struct {
 	audio    *pb.AudioContent
 	embedded *pb.EmbeddedResource
 	link     *pb.Resource
-	// data64 is the image's or audio's data, or the embedded resource's
-	// blob, as base64 when the decoder wrote it from the received message
-	// and left the bytes out.
-	data64 string
 }
 
 // contentToParts converts one MCP block. Blocks the service cannot carry
@@ -242,7 +213,7 @@ func contentToParts(c *mcp.Content) (contentParts, error) {
 	case mcp.ContentText:
 		p.text = &pb.TextContent{Text: c.Text, Annotations: annotationsToPB(c.Annotations)}
 	case mcp.ContentImage, mcp.ContentAudio:
-		data, err := decode64(c.Type+" data", c.Data)
+		data, err := bytesOf(c.Type+" data", c.Data)
 		if err != nil {
 			return p, err
 		}
@@ -272,27 +243,17 @@ func contentToParts(c *mcp.Content) (contentParts, error) {
 	return p, nil
 }
 
-// base64Of is data as base64: b64 when the decoder wrote it from the
-// received message and left data empty (base64codec.go), else data
-// encoded.
-func base64Of(b64 string, data []byte) string {
-	if b64 != "" {
-		return b64
-	}
-	return encode64(data)
-}
-
 // partsToContent converts back; a message with no field set is an error.
 func partsToContent(p contentParts) (mcp.Content, error) {
 	switch {
 	case p.text != nil:
 		return mcp.Content{Type: mcp.ContentText, Text: p.text.GetText(), Annotations: annotationsFromPB(p.text.GetAnnotations())}, nil
 	case p.image != nil:
-		return mcp.Content{Type: mcp.ContentImage, Data: base64Of(p.data64, p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentImage, Data: mcp.BinaryFromBytes(p.image.GetData()), MIMEType: p.image.GetMimeType(), Annotations: annotationsFromPB(p.image.GetAnnotations())}, nil
 	case p.audio != nil:
-		return mcp.Content{Type: mcp.ContentAudio, Data: base64Of(p.data64, p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
+		return mcp.Content{Type: mcp.ContentAudio, Data: mcp.BinaryFromBytes(p.audio.GetData()), MIMEType: p.audio.GetMimeType(), Annotations: annotationsFromPB(p.audio.GetAnnotations())}, nil
 	case p.embedded != nil:
-		rc := resourceContentsFromPB(p.embedded.GetContents(), p.data64)
+		rc := resourceContentsFromPB(p.embedded.GetContents())
 		return mcp.Content{Type: mcp.ContentResource, Resource: &rc, Annotations: annotationsFromPB(p.embedded.GetAnnotations())}, nil
 	case p.link != nil:
 		r := resourceFromPB(p.link)
@@ -373,16 +334,13 @@ func callResultToPB(r *mcp.CallToolResult) (*pb.CallToolResponse, error) {
 	return out, nil
 }
 
-// callResultFromPB converts a CallToolResponse; data64, when not nil,
-// holds the base64 of each block's image or audio data, which r then
-// lacks (base64codec.go).
-func callResultFromPB(r *pb.CallToolResponse, data64 []string) (*mcp.CallToolResult, error) {
+// callResultFromPB converts a CallToolResponse. An image's or audio's
+// data, and an embedded blob, are kept as the bytes protobuf decoded: r is
+// the converted result's alone.
+func callResultFromPB(r *pb.CallToolResponse) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{IsError: r.GetIsError(), Content: []mcp.Content{}}
 	for i, c := range r.GetContent() {
 		p := contentParts{text: c.GetText(), image: c.GetImage(), audio: c.GetAudio(), embedded: c.GetEmbeddedResource(), link: c.GetResourceLink()}
-		if i < len(data64) {
-			p.data64 = data64[i]
-		}
 		mc, err := partsToContent(p)
 		if err != nil {
 			return nil, fmt.Errorf("content block %d: %w", i, err)

@@ -3,7 +3,6 @@ package mcpgrpc_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -138,12 +137,12 @@ func TestBridgeEverything(t *testing.T) {
 		if img == nil || wantImg == nil {
 			t.Fatalf("no image block: %+v", res.Content)
 		}
-		if img.Data != wantImg.Data || img.MIMEType != "image/png" {
-			t.Errorf("image differs after bytes and back: %d chars %q, want %d chars", len(img.Data), img.MIMEType, len(wantImg.Data))
+		if !img.Data.Equal(wantImg.Data) || img.Data.Base64() != wantImg.Data.Base64() || img.MIMEType != "image/png" {
+			t.Errorf("image differs after bytes and back: %d bytes %q, want %d bytes", img.Data.Size(), img.MIMEType, wantImg.Data.Size())
 		}
-		raw, err := base64.StdEncoding.DecodeString(img.Data)
+		raw, err := img.Data.Bytes()
 		if err != nil || !bytes.HasPrefix(raw, []byte("\x89PNG")) {
-			t.Errorf("image is not a base64 PNG: %v", err)
+			t.Errorf("image is not a PNG: %v", err)
 		}
 	})
 	t.Run("embedded resource", func(t *testing.T) {
@@ -195,8 +194,8 @@ func TestBridgeEverything(t *testing.T) {
 			t.Fatalf("ReadResource(%s): %v", rs[0].URI, err)
 		}
 		// Text and binary resources alike come through the bridge as the
-		// server sent them: a blob's base64 is written from the gRPC
-		// message by the client's codec (base64codec.go).
+		// server sent them: a blob arrives as gRPC bytes, held as such,
+		// and marshals to the server's own base64.
 		blobs := 0
 		uris := []string{"demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/1"}
 		for _, r := range rs[:min(len(rs), 3)] {

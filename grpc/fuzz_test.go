@@ -39,7 +39,7 @@ var fromPBs = []fromPB{
 		if deps := r.GetCommon().GetDependentRequests(); len(deps) > 0 {
 			return inputRequestsFromPB(deps)
 		}
-		return callResultFromPB(r, nil)
+		return callResultFromPB(r)
 	}},
 	{func() proto.Message { return &pb.ListResourcesResponse{} }, func(m proto.Message) (any, error) {
 		var out []mcp.Resource
@@ -58,7 +58,7 @@ var fromPBs = []fromPB{
 	{func() proto.Message { return &pb.ReadResourceResponse{} }, func(m proto.Message) (any, error) {
 		out := &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{}}
 		for _, r := range m.(*pb.ReadResourceResponse).GetResource() {
-			out.Contents = append(out.Contents, resourceContentsFromPB(r, ""))
+			out.Contents = append(out.Contents, resourceContentsFromPB(r))
 		}
 		return out, nil
 	}},

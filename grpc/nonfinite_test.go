@@ -16,7 +16,7 @@ func TestNonFinitePriorityIsDropped(t *testing.T) {
 	for _, p := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
 		r, err := callResultFromPB(&pb.CallToolResponse{Content: []*pb.CallToolResponse_Content{
 			{Text: &pb.TextContent{Text: "x", Annotations: &pb.Annotations{Priority: p}}},
-		}}, nil)
+		}})
 		if err != nil {
 			t.Fatalf("priority %v: %v", p, err)
 		}

@@ -16,7 +16,7 @@ const (
 // Content is one content block. Type says which fields are meaningful:
 //
 //	text           Text
-//	image, audio   Data (base64, as on the wire) and MIMEType
+//	image, audio   Data (base64 text or bytes, as the wire had it) and MIMEType
 //	resource_link  Link (uri, name, title, description, size, icons) and MIMEType
 //	resource       Resource (embedded text or blob contents)
 //	tool_use       ToolUse (id, name, input: sampling with tools, 2025-11-25)
@@ -30,7 +30,7 @@ const (
 // pass and lets unknown future block types through with their Type intact.
 // The blocks that tool results are made of (text, images) keep their
 // fields in it; the rarer kinds' fields sit behind a pointer each, so that
-// a Content is 112 bytes rather than the 296 it took with every kind's
+// a Content is 120 bytes rather than the 296 it took with every kind's
 // fields inline (a tools/call result allocates one per block). On the wire
 // a block is one flat object, as the spec has it.
 type Content struct {
@@ -38,7 +38,7 @@ type Content struct {
 
 	Text string `json:"text,omitempty"`
 
-	Data     string `json:"data,omitempty"`
+	Data     Binary `json:"data,omitzero"`
 	MIMEType string `json:"mimeType,omitempty"`
 
 	Link       *ResourceLink     `json:"-"`
@@ -90,11 +90,11 @@ type Annotations struct {
 }
 
 // ResourceContents is the contents of a resource: Text for text resources,
-// Blob (base64) for binary ones.
+// Blob for binary ones.
 type ResourceContents struct {
 	URI      string  `json:"uri"`
 	MIMEType string  `json:"mimeType,omitempty"`
 	Text     *string `json:"text,omitempty"`
-	Blob     *string `json:"blob,omitempty"`
+	Blob     *Binary `json:"blob,omitempty"`
 	Meta     Meta    `json:"_meta,omitempty"`
 }

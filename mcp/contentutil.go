@@ -1,20 +1,21 @@
 package mcp
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 )
 
-// ImageContent returns an image block holding data, base64-encoded as the
-// wire wants it.
+// ImageContent returns an image block holding data itself, not a copy
+// (see [BinaryFromBytes]); it is encoded to base64 when a JSON wire
+// carries it.
 func ImageContent(data []byte, mimeType string) Content {
-	return Content{Type: ContentImage, Data: base64.StdEncoding.EncodeToString(data), MIMEType: mimeType}
+	return Content{Type: ContentImage, Data: BinaryFromBytes(data), MIMEType: mimeType}
 }
 
-// AudioContent returns an audio block holding data, base64-encoded.
+// AudioContent returns an audio block holding data itself, as
+// [ImageContent] does.
 func AudioContent(data []byte, mimeType string) Content {
-	return Content{Type: ContentAudio, Data: base64.StdEncoding.EncodeToString(data), MIMEType: mimeType}
+	return Content{Type: ContentAudio, Data: BinaryFromBytes(data), MIMEType: mimeType}
 }
 
 // ResourceLinkContent returns a resource_link block pointing at uri; set
@@ -31,10 +32,10 @@ func EmbeddedTextResource(uri, mimeType, text string) Content {
 }
 
 // EmbeddedBlobResource returns a resource block that embeds the binary
-// contents of uri, base64-encoded.
+// contents of uri: blob itself, not a copy.
 func EmbeddedBlobResource(uri, mimeType string, blob []byte) Content {
-	b := base64.StdEncoding.EncodeToString(blob)
-	return Content{Type: ContentResource, Resource: &ResourceContents{URI: uri, MIMEType: mimeType, Blob: &b}}
+	rc := BlobResourceContents(uri, mimeType, blob)
+	return Content{Type: ContentResource, Resource: &rc}
 }
 
 // ToolUseContent returns a tool_use block (sampling with tools): the model
@@ -52,24 +53,25 @@ func ToolResultContent(toolUseID string, content []Content, isError bool) Conten
 // ErrNoBinaryData is returned by Bytes for a block that holds no base64 data.
 var ErrNoBinaryData = errors.New("mcp: content has no binary data")
 
-// Bytes decodes the base64 data of an image or audio block, or of an
-// embedded blob resource.
+// Bytes returns the data of an image or audio block, or of an embedded
+// blob resource, as [Binary.Bytes] does.
 func (c *Content) Bytes() ([]byte, error) {
 	switch {
 	case c.Type == ContentImage || c.Type == ContentAudio:
-		return base64.StdEncoding.DecodeString(c.Data)
+		return c.Data.Bytes()
 	case c.Type == ContentResource && c.Resource != nil:
 		return c.Resource.Bytes()
 	}
 	return nil, ErrNoBinaryData
 }
 
-// Bytes decodes the base64 Blob of binary resource contents.
+// Bytes returns the Blob of binary resource contents, as [Binary.Bytes]
+// does.
 func (rc *ResourceContents) Bytes() ([]byte, error) {
 	if rc.Blob == nil {
 		return nil, ErrNoBinaryData
 	}
-	return base64.StdEncoding.DecodeString(*rc.Blob)
+	return rc.Blob.Bytes()
 }
 
 // contentWire is a block as the wire has it, one flat object. Marshalling
@@ -80,7 +82,7 @@ type contentWire struct {
 
 	Text *string `json:"text,omitempty"`
 
-	Data     *string `json:"data,omitempty"`
+	Data     *Binary `json:"data,omitempty"`
 	MIMEType *string `json:"mimeType,omitempty"`
 
 	URI         *string `json:"uri,omitempty"`
@@ -113,7 +115,7 @@ type flatContent struct {
 
 	Text string `json:"text"`
 
-	Data     string `json:"data"`
+	Data     Binary `json:"data"`
 	MIMEType string `json:"mimeType"`
 
 	URI         string `json:"uri"`
@@ -196,6 +198,13 @@ func nonEmpty(s *string) *string {
 	return s
 }
 
+func nonZero(b *Binary) *Binary {
+	if b.IsZero() {
+		return nil
+	}
+	return b
+}
+
 // MarshalJSON implements json.Marshaler. It writes the block as one flat
 // object, and the members the block's type requires even when they are
 // empty: a text block whose text is "" keeps "text":"", a tool_use without
@@ -206,7 +215,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	w := contentWire{
 		Type:              f.Type,
 		Text:              nonEmpty(&f.Text),
-		Data:              nonEmpty(&f.Data),
+		Data:              nonZero(&f.Data),
 		MIMEType:          nonEmpty(&f.MIMEType),
 		URI:               nonEmpty(&f.URI),
 		Name:              nonEmpty(&f.Name),

@@ -122,6 +122,7 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 	var (
 		seen uint8
 		link ResourceLink
+		b64  string // "data", which c.Data holds as text
 	)
 	for more := !empty; more; {
 		key, v, ok := plainKey(data, i)
@@ -150,7 +151,7 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 		case "mimeType":
 			bit, dst = 4, &c.MIMEType
 		case "data":
-			bit, dst = 8, &c.Data
+			bit, dst = 8, &b64
 		case "uri":
 			bit, dst = 16, &link.URI
 		case "name":
@@ -173,6 +174,7 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 			return i, false
 		}
 	}
+	c.Data = BinaryFromBase64(b64)
 	switch {
 	case c.Type == ContentToolUse || c.Type == ContentToolResult:
 		// Their members are not among these: the block is left to

@@ -3,7 +3,7 @@ package mcp
 import "testing"
 
 func TestFirstText(t *testing.T) {
-	r := &CallToolResult{Content: []Content{{Type: ContentImage, Data: "AA=="}, TextContent("one"), TextContent("two")}}
+	r := &CallToolResult{Content: []Content{{Type: ContentImage, Data: BinaryFromBase64("AA==")}, TextContent("one"), TextContent("two")}}
 	if got, ok := r.FirstText(); !ok || got != "one" {
 		t.Errorf("FirstText = %q, %v; want one, true", got, ok)
 	}

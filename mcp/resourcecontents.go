@@ -1,9 +1,7 @@
 package mcp
 
-import "encoding/base64"
-
 // The contents of a resource are text or a blob. On the wire that is
-// "text" or "blob" (base64); in Go, ResourceContents keeps both as
+// "text" or "blob" (base64; bytes on gRPC); in Go, ResourceContents keeps both as
 // pointers, so that a text resource whose text is empty still says "text",
 // and these helpers spare callers the nil checks.
 
@@ -12,10 +10,10 @@ func TextResourceContents(uri, mimeType, text string) ResourceContents {
 	return ResourceContents{URI: uri, MIMEType: mimeType, Text: &text}
 }
 
-// BlobResourceContents returns the contents of a binary resource, base64
-// encoded for the wire.
+// BlobResourceContents returns the contents of a binary resource: data
+// itself, not a copy (see [BinaryFromBytes]).
 func BlobResourceContents(uri, mimeType string, data []byte) ResourceContents {
-	b := base64.StdEncoding.EncodeToString(data)
+	b := BinaryFromBytes(data)
 	return ResourceContents{URI: uri, MIMEType: mimeType, Blob: &b}
 }
 

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,7 +17,7 @@ func ContentAsText(c mcp.Content) string {
 	case mcp.ContentText:
 		return c.Text
 	case mcp.ContentImage, mcp.ContentAudio:
-		return fmt.Sprintf("[%s content (%s, %d bytes) not shown: this model API cannot carry it here]", c.Type, orUnknown(c.MIMEType), decodedLen(c.Data))
+		return fmt.Sprintf("[%s content (%s, %d bytes) not shown: this model API cannot carry it here]", c.Type, orUnknown(c.MIMEType), c.Data.Size())
 	case mcp.ContentResourceLink:
 		l := c.Link
 		if l == nil {
@@ -47,7 +46,7 @@ func ContentAsText(c mcp.Content) string {
 		}
 		n := 0
 		if r.Blob != nil {
-			n = decodedLen(*r.Blob)
+			n = r.Blob.Size()
 		}
 		return fmt.Sprintf("[embedded binary resource %s (%s, %d bytes) not shown: this model API cannot carry it]", r.URI, orUnknown(r.MIMEType), n)
 	}
@@ -63,10 +62,6 @@ func orUnknown(s string) string {
 		return "unknown type"
 	}
 	return s
-}
-
-func decodedLen(b64 string) int {
-	return base64.StdEncoding.DecodedLen(len(b64)) - strings.Count(b64[max(0, len(b64)-2):], "=")
 }
 
 // ResultText renders a tool result's whole content as text, each block

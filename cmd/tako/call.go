@@ -135,7 +135,7 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 			text(c.Text)
 			hasText = true
 		case mcp.ContentImage, mcp.ContentAudio:
-			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), base64Size(c.Data))
+			fmt.Fprintf(&b, "[%s %s, %d bytes]\n", c.Type, orUnknown(c.MIMEType), c.Data.Size())
 		case mcp.ContentResourceLink:
 			if c.Link != nil {
 				text(cleanLine(c.Link.URI))
@@ -148,7 +148,7 @@ func writeContent(w io.Writer, r *mcp.CallToolResult) error {
 				text(*res.Text)
 				hasText = true
 			case res.Blob != nil:
-				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", cleanLine(res.URI), orUnknown(res.MIMEType), base64Size(*res.Blob))
+				fmt.Fprintf(&b, "[resource %s %s, %d bytes]\n", cleanLine(res.URI), orUnknown(res.MIMEType), res.Blob.Size())
 			default:
 				fmt.Fprintf(&b, "[resource %s without text or blob]\n", cleanLine(res.URI))
 			}
@@ -176,20 +176,6 @@ func orUnknown(mime string) string {
 		return "(no MIME type)"
 	}
 	return mime
-}
-
-// base64Size is the number of bytes that base64 data decodes to, computed
-// without decoding it (it may be megabytes of audio).
-func base64Size(data string) int {
-	n := 0
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t':
-		default:
-			n++
-		}
-	}
-	return n * 6 / 8
 }
 
 // toolError is a call whose result has isError set: the tool ran and

@@ -95,7 +95,7 @@ func readCommand(inv *invocation) (operation, error) {
 					b.WriteByte('\n')
 				}
 			case c.Blob != nil:
-				fmt.Fprintf(&b, "[blob %s %s, %d bytes] (--format json has the base64)\n", cleanLine(c.URI), orUnknown(c.MIMEType), base64Size(*c.Blob))
+				fmt.Fprintf(&b, "[blob %s %s, %d bytes] (--format json has the base64)\n", cleanLine(c.URI), orUnknown(c.MIMEType), c.Blob.Size())
 			default:
 				fmt.Fprintf(&b, "[%s without text or blob]\n", cleanLine(c.URI))
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -159,7 +158,7 @@ func TestWriteToolsJSONWithoutCapability(t *testing.T) {
 
 func TestWriteContent(t *testing.T) {
 	text := "embedded text"
-	blob := "AAECAwQ=" // 5 bytes
+	blob := mcp.BinaryFromBase64("AAECAwQ=") // 5 bytes
 	size := int64(7)
 	tests := []struct {
 		name string
@@ -168,9 +167,9 @@ func TestWriteContent(t *testing.T) {
 	}{
 		{"text", mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("hello")}}, "hello\n"},
 		{"text keeps its newline", mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("a\nb\n"), mcp.TextContent("c")}}, "a\nb\nc\n"},
-		{"image", mcp.CallToolResult{Content: []mcp.Content{{Type: "image", Data: "iVBORw0KGgo=", MIMEType: "image/png"}}},
+		{"image", mcp.CallToolResult{Content: []mcp.Content{{Type: "image", Data: mcp.BinaryFromBase64("iVBORw0KGgo="), MIMEType: "image/png"}}},
 			"[image image/png, 8 bytes]\n"},
-		{"audio without type", mcp.CallToolResult{Content: []mcp.Content{{Type: "audio", Data: "AAAA"}}},
+		{"audio without type", mcp.CallToolResult{Content: []mcp.Content{{Type: "audio", Data: mcp.BinaryFromBase64("AAAA")}}},
 			"[audio (no MIME type), 3 bytes]\n"},
 		{"resource link", mcp.CallToolResult{Content: []mcp.Content{{Type: "resource_link", Link: &mcp.ResourceLink{URI: "file:///a.txt", Name: "a", Size: &size}}}},
 			"file:///a.txt\n"},
@@ -182,7 +181,7 @@ func TestWriteContent(t *testing.T) {
 		{"structured only", mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: json.RawMessage(`{"sum":3,"parts":[1,2]}`)},
 			"{\n  \"sum\": 3,\n  \"parts\": [\n    1,\n    2\n  ]\n}\n"},
 		{"structured with an image", mcp.CallToolResult{
-			Content:           []mcp.Content{{Type: "image", Data: "AAAA", MIMEType: "image/gif"}},
+			Content:           []mcp.Content{{Type: "image", Data: mcp.BinaryFromBase64("AAAA"), MIMEType: "image/gif"}},
 			StructuredContent: json.RawMessage(`[1]`)},
 			"[image image/gif, 3 bytes]\n[\n  1\n]\n"},
 		{"structured hidden by text", mcp.CallToolResult{
@@ -199,15 +198,6 @@ func TestWriteContent(t *testing.T) {
 		}
 		if b.String() != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, b.String(), tt.want)
-		}
-	}
-}
-
-func TestBase64Size(t *testing.T) {
-	for _, s := range []string{"", "a", "ab", "abc", "abcd", "abcdefghij", strings.Repeat("xyz", 1000)} {
-		enc := base64.StdEncoding.EncodeToString([]byte(s))
-		if got := base64Size(enc); got != len(s) {
-			t.Errorf("base64Size(%q) = %d, want %d", enc, got, len(s))
 		}
 	}
 }

@@ -149,9 +149,9 @@ type (
 		IsError   bool        `json:"is_error,omitempty"`
 	}
 	imageSource struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
+		Type      string     `json:"type"`
+		MediaType string     `json:"media_type"`
+		Data      mcp.Binary `json:"data"` // written as base64, from bytes or the text as it came
 	}
 	toolChoice struct {
 		Type string `json:"type"` // "auto", "any" or "none"
@@ -388,7 +388,7 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 func blocks(cs []mcp.Content) []wireBlock {
 	out := make([]wireBlock, 0, len(cs))
 	for _, c := range cs {
-		if c.Type == mcp.ContentImage && imageTypes[c.MIMEType] && c.Data != "" {
+		if c.Type == mcp.ContentImage && imageTypes[c.MIMEType] && !c.Data.IsZero() {
 			out = append(out, wireBlock{Type: "image", Source: &imageSource{Type: "base64", MediaType: c.MIMEType, Data: c.Data}})
 			continue
 		}

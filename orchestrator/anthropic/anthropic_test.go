@@ -120,15 +120,15 @@ func conversation() *orchestrator.Request {
 	return &orchestrator.Request{
 		System: "be brief",
 		Messages: []orchestrator.Message{
-			{Role: orchestrator.RoleUser, Content: []mcp.Content{mcp.TextContent("look"), {Type: mcp.ContentImage, MIMEType: "image/png", Data: "iVBORw0KGgo="}}},
+			{Role: orchestrator.RoleUser, Content: []mcp.Content{mcp.TextContent("look"), {Type: mcp.ContentImage, MIMEType: "image/png", Data: mcp.BinaryFromBase64("iVBORw0KGgo=")}}},
 			{Role: orchestrator.RoleAssistant, Content: []mcp.Content{mcp.TextContent("calling")}, ToolCalls: []orchestrator.ToolCall{
 				{ID: "toolu_1", Name: "read", Arguments: json.RawMessage(`{"path":"a"}`)},
 				{ID: "toolu_2", Name: "fail"},
 			}},
 			{Role: orchestrator.RoleUser, ToolResults: []orchestrator.ToolResult{
 				{ID: "toolu_1", Content: []mcp.Content{
-					{Type: mcp.ContentImage, MIMEType: "image/jpeg", Data: "/9j/"},
-					{Type: mcp.ContentAudio, MIMEType: "audio/wav", Data: "UklGRg=="},
+					{Type: mcp.ContentImage, MIMEType: "image/jpeg", Data: mcp.BinaryFromBase64("/9j/")},
+					{Type: mcp.ContentAudio, MIMEType: "audio/wav", Data: mcp.BinaryFromBase64("UklGRg==")},
 					{Type: mcp.ContentResource, Resource: &mcp.ResourceContents{URI: "file:///a", MIMEType: "text/plain", Text: &text}},
 				}},
 				{ID: "toolu_2", IsError: true, Content: []mcp.Content{mcp.TextContent("boom")}},

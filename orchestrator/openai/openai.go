@@ -11,7 +11,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -504,9 +503,9 @@ func userContent(cs []mcp.Content) any {
 	}
 	parts := make([]contentPart, 0, len(cs))
 	for _, c := range cs {
-		if c.Type == mcp.ContentImage && c.Data != "" {
-			if _, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
-				parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + c.MIMEType + ";base64," + c.Data}})
+		if c.Type == mcp.ContentImage && !c.Data.IsZero() {
+			if _, err := c.Data.Bytes(); err == nil { // base64 text is checked; bytes are bytes
+				parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + c.MIMEType + ";base64," + c.Data.Base64()}})
 				continue
 			}
 		}

@@ -119,11 +119,11 @@ func conversation() *orchestrator.Request {
 	return &orchestrator.Request{
 		System: "be brief",
 		Messages: []orchestrator.Message{
-			{Role: orchestrator.RoleUser, Content: []mcp.Content{mcp.TextContent("what is 2+3 and the time?"), {Type: mcp.ContentImage, MIMEType: "image/png", Data: "iVBORw0KGgo="}}},
+			{Role: orchestrator.RoleUser, Content: []mcp.Content{mcp.TextContent("what is 2+3 and the time?"), {Type: mcp.ContentImage, MIMEType: "image/png", Data: mcp.BinaryFromBase64("iVBORw0KGgo=")}}},
 			{Role: orchestrator.RoleAssistant, ToolCalls: []orchestrator.ToolCall{{ID: "call_1", Name: "add", Arguments: json.RawMessage(`{"a":2,"b":3}`)}}},
 			{Role: orchestrator.RoleUser, ToolResults: []orchestrator.ToolResult{{ID: "call_1", Name: "add", Content: []mcp.Content{
 				mcp.TextContent("5"),
-				{Type: mcp.ContentImage, MIMEType: "image/png", Data: "iVBORw0KGgo="},
+				{Type: mcp.ContentImage, MIMEType: "image/png", Data: mcp.BinaryFromBase64("iVBORw0KGgo=")},
 			}}}},
 		},
 		Tools:     []orchestrator.ToolDef{{Name: "add", Description: "adds", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}}}`)}},

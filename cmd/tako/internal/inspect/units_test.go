@@ -207,7 +207,7 @@ func TestHubCatchUpAndCutOff(t *testing.T) {
 // each cut said; a short result is passed on as it is.
 func TestViews(t *testing.T) {
 	long := strings.Repeat("é", maxTextShown) // two bytes each
-	res := &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: long}, {Type: "image", MIMEType: "image/png", Data: strings.Repeat("A", maxDataShown+4)}, {Type: "text", Text: "short"}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: long}, {Type: "image", MIMEType: "image/png", Data: mcp.BinaryFromBase64(strings.Repeat("A", maxDataShown+4))}, {Type: "text", Text: "short"}}}
 	v, cut := toolView(res)
 	var back struct {
 		Content []map[string]any

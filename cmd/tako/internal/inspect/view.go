@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -95,6 +96,10 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
+// base64Len is the length of d's base64, which the page's limits and
+// notes count, whichever form d holds.
+func base64Len(d mcp.Binary) int { return base64.StdEncoding.EncodedLen(d.Size()) }
+
 // toolView is viewOf for a tool's result, made from the typed value
 // rather than by decoding the JSON again: only the blocks to cut are
 // copied, and each is marshalled on its own.
@@ -110,21 +115,20 @@ func toolView(res *mcp.CallToolResult) (json.RawMessage, bool) {
 			extra["textCut"] = len(b.Text)
 			b.Text = cutUTF8(b.Text, maxTextShown)
 		}
-		if len(b.Data) > maxDataShown {
-			extra["dataOmitted"] = len(b.Data)
-			b.Data = ""
+		if n := base64Len(b.Data); n > maxDataShown {
+			extra["dataOmitted"] = n
+			b.Data = mcp.Binary{}
 		}
-		if r := b.Resource; r != nil && (r.Text != nil && len(*r.Text) > maxTextShown || r.Blob != nil && len(*r.Blob) > maxDataShown) {
+		if r := b.Resource; r != nil && (r.Text != nil && len(*r.Text) > maxTextShown || r.Blob != nil && base64Len(*r.Blob) > maxDataShown) {
 			rc := *r
 			if rc.Text != nil && len(*rc.Text) > maxTextShown {
 				t := cutUTF8(*rc.Text, maxTextShown)
 				rc.Text = &t
 				extra["resourceTextCut"] = len(*r.Text)
 			}
-			if rc.Blob != nil && len(*rc.Blob) > maxDataShown {
-				empty := ""
-				rc.Blob = &empty
-				extra["resourceBlobOmitted"] = len(*r.Blob)
+			if rc.Blob != nil && base64Len(*rc.Blob) > maxDataShown {
+				rc.Blob = &mcp.Binary{}
+				extra["resourceBlobOmitted"] = base64Len(*r.Blob)
 			}
 			b.Resource = &rc
 		}
