@@ -67,8 +67,9 @@ func decodeCallToolResultFast(data []byte, r *CallToolResult) bool {
 				return false
 			}
 			var f jsonscan.Flags
-			i, f, err = jsonscan.Value(data, v, 1)
-			r.ResultType = jsonscan.Unquote(data[v:i], f)
+			if i, f, err = jsonscan.Value(data, v, 1); err == nil { // an unfinished literal cannot be unquoted
+				r.ResultType = jsonscan.Unquote(data[v:i], f)
+			}
 		default:
 			return false
 		}
