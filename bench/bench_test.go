@@ -179,3 +179,32 @@ func BenchmarkConcurrent16(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 	})
 }
+
+// BenchmarkHandshake is a session from start to ready, then closed, each
+// as a program's first (no pooled connection from the one before): ns/op
+// is the handshake and the Close, for focused profiles of the rows the
+// side suite times alone.
+func BenchmarkHandshake(b *testing.B) {
+	forEachClient(b, func(b *testing.B, x bench) {
+		ctx, cancel := callContext()
+		defer cancel()
+		ep, err := x.t.Serve(ctx, testBins(b), 0)
+		if err != nil {
+			b.Fatalf("server: %v", err)
+		}
+		defer ep.Close()
+		b.ReportAllocs()
+		start := cpuTime()
+		for b.Loop() {
+			CloseIdleHTTP()
+			c, err := x.k.start(ctx, ep)
+			if err != nil {
+				b.Fatalf("%s: start: %v", x.k.name, err)
+			}
+			if err := c.Close(); err != nil {
+				b.Fatalf("%s: close: %v", x.k.name, err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
+}

@@ -68,7 +68,7 @@ func TestRun(t *testing.T) {
 	cfg := Config{Handshakes: 1, Warmup: 1, SeqCalls: 5, ConcCalls: 32, Big1Calls: 1, Big16Calls: 1, Tools: 50, ListCalls: 1,
 		Sessions: []int{1, 2}, SessionIdle: time.Millisecond, SizePoints: []int{1 << 10, 64 << 10}, ToolPoints: []int{10}}
 	want := map[string][]string{
-		"side":     {"floor.seq_median_us", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
+		"side":     {"floor.seq_median_us", "floor.handshake_list_ms", "tako.handshake_list_ms", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
 		"calls":    {"handshake_ms", "close_ms", "rss_mib"},
 		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib"},
 		"tools":    {"list_ms", "list_heap_mib"},

@@ -245,7 +245,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		c            client
 		conns        func() (int64, error)
 		lat, clat    []time.Duration
-		hs           []time.Duration
+		hs, hsList   []time.Duration
 		cpu, elapsed time.Duration
 		mallocs      uint64
 		bytes        uint64
@@ -284,7 +284,9 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 	// Handshakes in turns too, each as a program's first (no pooled
 	// connection from the one before), and each session closed after:
 	// the calls suite's handshake rows come from processes a minute apart,
-	// and moved by a third from run to run.
+	// and moved by a third from run to run. Timed twice: to a session
+	// ready for calls, and to the tool list that a program asks for first
+	// (the perf anchors' and issue 23's "connect, initialize, tools/list").
 	for range sideHandshakes {
 		for i, k := range t.kinds {
 			CloseIdleHTTP()
@@ -294,6 +296,11 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 				return fmt.Errorf("%s: handshake: %w", k.name, err)
 			}
 			all[i].hs = append(all[i].hs, time.Since(start))
+			if _, err := c.listTools(ctx); err != nil {
+				c.Close()
+				return fmt.Errorf("%s: tools/list after the handshake: %w", k.name, err)
+			}
+			all[i].hsList = append(all[i].hsList, time.Since(start))
 			if err := c.Close(); err != nil {
 				return fmt.Errorf("%s: close after the handshake: %w", k.name, err)
 			}
@@ -355,6 +362,7 @@ func runSide(ctx context.Context, r *Result, t *Transport, bins Bins, cfg Config
 		n := float64(len(s.lat))
 		set := func(key string, v float64) { r.set(s.name+"."+key, v) }
 		set("handshake_ms", ms(median(s.hs)))
+		set("handshake_list_ms", ms(median(s.hsList)))
 		set("seq_median_us", us(median(s.lat)))
 		set("seq_p99_us", us(percentile(s.lat, 0.99)))
 		set("cpu_us", us(s.cpu)/n)

@@ -347,6 +347,7 @@ type row struct {
 
 var callRows = []row{
 	{suite: "side", key: "handshake_ms", label: "handshake (start to ready)", unit: "ms"},
+	{suite: "side", key: "handshake_list_ms", label: "handshake and tools/list (start to the tool list)", unit: "ms"},
 	{suite: "side", key: "seq_median_us", label: "echo call, median latency", unit: "µs"},
 	{suite: "side", key: "seq_p99_us", label: "echo call, p99 latency", unit: "µs"},
 	{suite: "side", key: "cpu_us", label: "client CPU per call", unit: "µs"},
@@ -483,7 +484,7 @@ func (r results) print(w io.Writer, transports []string) {
 	}
 	if r["side"] != nil {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "The per-call rows (echo call latency, CPU, allocations and bytes per call, 16 concurrent callers, TCP connections) come from one process per transport and run in which every client, each with a server of its own, takes turns of 50 calls; their ratio is the median over the runs of each run's ratio, so it need not be the quotient of the two medians shown.")
+		fmt.Fprintln(w, "The handshake rows and the per-call rows (echo call latency, CPU, allocations and bytes per call, 16 concurrent callers, TCP connections) come from one process per transport and run in which every client, each with a server of its own, takes turns (a handshake each, 20 times; then 50 calls each); their ratio is the median over the runs of each run's ratio, so it need not be the quotient of the two medians shown.")
 	}
 	for i, n := range notes {
 		fmt.Fprintf(w, "\n[%d] %s\n", i+1, n)
