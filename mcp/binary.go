@@ -27,9 +27,9 @@ import (
 // The zero Binary holds no data. A Binary is a small value, copied freely;
 // copies share the bytes, which must not be modified.
 //
-// Both forms live in one string, the bytes as the string's memory, so that
-// reflect.DeepEqual compares what a Binary holds (in the same form) and a
-// Binary is three words where the text alone was two.
+// Both forms live in one string (bytes as the string's memory) beside a
+// flag: three words, one more than the text alone, and reflect.DeepEqual
+// compares the data a Binary holds, not where it is.
 type Binary struct {
 	_   [0]func() // not comparable: == would say text and bytes of the same data differ; see Equal
 	s   string    // the base64 text, or the bytes themselves

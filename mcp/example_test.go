@@ -82,3 +82,28 @@ func ExampleParseResultType() {
 	// input_required
 	// task
 }
+
+// An image in a tool result: its bytes and its base64, whichever form the
+// wire brought it in (base64 text over stdio and HTTP, bytes over gRPC).
+func ExampleBinary() {
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="}]}`), &res); err != nil {
+		log.Fatal(err)
+	}
+	img := res.Content[0]
+	png, err := img.Data.Bytes() // decoded here: JSON brought base64
+	if err != nil {
+		log.Fatal(err) // a server's bad base64 fails here, not the result
+	}
+	fmt.Printf("%s, %d bytes (%d counted without decoding), %q\n", img.MIMEType, len(png), img.Data.Size(), png[1:4])
+
+	// A block made from bytes keeps them, and writes base64 when it goes
+	// on a JSON wire.
+	back, _ := json.Marshal(mcp.ImageContent(png, "image/png"))
+	fmt.Println(string(back))
+	fmt.Println(mcp.ImageContent(png, "image/png").Data.Equal(img.Data))
+	// Output:
+	// image/png, 8 bytes (8 counted without decoding), "PNG"
+	// {"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}
+	// true
+}
