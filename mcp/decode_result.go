@@ -181,7 +181,9 @@ func decodeContent(data []byte, i int, c *Content) (int, bool) {
 		// Their members are not among these: the block is left to
 		// Content.UnmarshalJSON, which sorts a "name" into the ToolUse.
 		return i, false
-	case c.Type == ContentResourceLink || seen&(16|32|64|128) != 0:
+	case c.Type == ContentResourceLink || link.URI != "" || link.Name != "" || link.Title != "" || link.Description != "":
+		// Members that are there but empty make no link, as in
+		// Content.UnmarshalJSON, which cannot tell them from absent ones.
 		c.Link = new(ResourceLink) // allocated here only: &link would move link to the heap for every block
 		*c.Link = link
 	}
