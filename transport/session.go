@@ -481,9 +481,17 @@ func (s *Session) deliver(msg *mcp.Message) {
 		pc = s.take(n)
 	}
 	if pc == nil {
-		// A late answer to a cancelled call, or a peer answering an id no
-		// one asked for: never fatal, never delivered to the wrong caller.
-		s.log.Warn("mcp: response to no pending request", "id", msg.ID.String())
+		// Never fatal, never delivered to the wrong caller. An id this
+		// session sent is a late answer to a call it gave up (cancelled,
+		// or a server/discover probe that a slow-starting server answers
+		// after ProbeTimeout), or a second answer: expected of a peer,
+		// and nothing for the program to act on. An id never sent is the
+		// peer's mistake.
+		if ok && n > 0 && n <= s.nextID.Load() {
+			s.log.Debug("mcp: response to a request no longer pending", "id", msg.ID.String())
+		} else {
+			s.log.Warn("mcp: response to an id never sent", "id", msg.ID.String())
+		}
 		return
 	}
 	if msg.Error != nil && msg.Error.Code == mcp.CodeURLElicitationRequired {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -550,5 +551,76 @@ func TestPinnedModernVersionRetriedAfterRefusal(t *testing.T) {
 	s := connect(t, conn, &transport.Options{ProtocolVersion: mcp.Version20260728})
 	if s.ServerInfo().ProtocolVersion != mcp.Version20260728 || discovers.Load() != 2 {
 		t.Fatalf("version %q after %d discovers", s.ServerInfo().ProtocolVersion, discovers.Load())
+	}
+}
+
+// logRecords is a slog.Handler that keeps every record, for a test to
+// wait on.
+type logRecords struct{ ch chan slog.Record }
+
+func (h logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.ch <- r.Clone()
+	return nil
+}
+func (h logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logRecords) WithGroup(string) slog.Handler      { return h }
+
+// TestLateAnswerToAGivenUpCallIsNoWarning pins the fix for a warning
+// ("response to no pending request") that a bridge logged at every start
+// of a server slow enough to answer the server/discover probe after
+// ProbeTimeout: an answer to an id the session sent and gave up is
+// expected, and logged at debug level; an id it never sent is still a
+// warning.
+func TestLateAnswerToAGivenUpCallIsNoWarning(t *testing.T) {
+	f, conn := startFake(t, legacy(mcp.Version20250618, func(m *mcp.Message) *mcp.Message { return nil }))
+	logs := logRecords{ch: make(chan slog.Record, 1024)}
+	s := connect(t, conn, &transport.Options{Logger: slog.New(logs)})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		done <- err
+	}()
+	call := f.waitFor(mcp.MethodToolsCall, 1)[0]
+	cancel()
+	if err := within(t, done, "the cancelled call"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	late := result(call.ID, map[string]any{"content": []any{}})
+	stray := result(mcp.Int64ID(1<<40), map[string]any{"content": []any{}})
+	for _, m := range []*mcp.Message{late, stray} {
+		if err := f.conn.Write(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The reader handles messages in order: the stray answer's record
+	// comes after the late one's.
+	var sawLate bool
+	for {
+		r := within(t, logs.ch, "the warning about an id never sent")
+		var id string
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "id" {
+				id = a.Value.String()
+			}
+			return true
+		})
+		switch id {
+		case call.ID.String():
+			if r.Level >= slog.LevelWarn {
+				t.Errorf("a late answer to a call given up is logged at %v: %q", r.Level, r.Message)
+			}
+			sawLate = true
+		case stray.ID.String():
+			if r.Level != slog.LevelWarn {
+				t.Errorf("an answer to an id never sent is logged at %v: %q", r.Level, r.Message)
+			}
+			if !sawLate {
+				t.Error("no record of the late answer")
+			}
+			return
+		}
 	}
 }
