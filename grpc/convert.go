@@ -14,7 +14,8 @@ import (
 
 // The service carries JSON objects as google.protobuf.Struct and binary data
 // as bytes; MCP's JSON carries both as JSON (binary as base64). These
-// functions convert between the two. A Struct holds numbers as float64, so an
+// functions convert between the two; binary data received stays the bytes
+// protobuf decoded (an mcp.Binary holds either form). A Struct holds numbers as float64, so an
 // integer above 2^53 in a schema or argument loses precision on this wire:
 // that is the service's limit, not tako's.
 

@@ -50,7 +50,8 @@ func ToolResultContent(toolUseID string, content []Content, isError bool) Conten
 	return Content{Type: ContentToolResult, ToolResult: &ToolResult{ToolUseID: toolUseID, Content: content, IsError: isError}}
 }
 
-// ErrNoBinaryData is returned by Bytes for a block that holds no base64 data.
+// ErrNoBinaryData is returned by Bytes for a block of a kind that holds no
+// binary data (text, a link, a text resource).
 var ErrNoBinaryData = errors.New("mcp: content has no binary data")
 
 // Bytes returns the data of an image or audio block, or of an embedded
