@@ -97,8 +97,14 @@ func cutUTF8(s string, n int) string {
 }
 
 // base64Len is the length of d's base64, which the page's limits and
-// notes count, whichever form d holds.
-func base64Len(d mcp.Binary) int { return base64.StdEncoding.EncodedLen(d.Size()) }
+// notes count, whichever form d holds: text's own length (Base64 of text
+// is the text, not a copy), or what bytes encode to.
+func base64Len(d mcp.Binary) int {
+	if raw, ok := d.Raw(); ok {
+		return base64.StdEncoding.EncodedLen(len(raw))
+	}
+	return len(d.Base64())
+}
 
 // toolView is viewOf for a tool's result, made from the typed value
 // rather than by decoding the JSON again: only the blocks to cut are
@@ -119,16 +125,20 @@ func toolView(res *mcp.CallToolResult) (json.RawMessage, bool) {
 			extra["dataOmitted"] = n
 			b.Data = mcp.Binary{}
 		}
-		if r := b.Resource; r != nil && (r.Text != nil && len(*r.Text) > maxTextShown || r.Blob != nil && base64Len(*r.Blob) > maxDataShown) {
+		blobLen := 0
+		if r := b.Resource; r != nil && r.Blob != nil {
+			blobLen = base64Len(*r.Blob)
+		}
+		if r := b.Resource; r != nil && (r.Text != nil && len(*r.Text) > maxTextShown || blobLen > maxDataShown) {
 			rc := *r
 			if rc.Text != nil && len(*rc.Text) > maxTextShown {
 				t := cutUTF8(*rc.Text, maxTextShown)
 				rc.Text = &t
 				extra["resourceTextCut"] = len(*r.Text)
 			}
-			if rc.Blob != nil && base64Len(*rc.Blob) > maxDataShown {
+			if blobLen > maxDataShown {
 				rc.Blob = &mcp.Binary{}
-				extra["resourceBlobOmitted"] = base64Len(*r.Blob)
+				extra["resourceBlobOmitted"] = blobLen
 			}
 			b.Resource = &rc
 		}
