@@ -70,7 +70,7 @@ func TestRun(t *testing.T) {
 	want := map[string][]string{
 		"side":     {"floor.seq_median_us", "floor.handshake_list_ms", "tako.handshake_list_ms", "tako.seq_median_us", "gosdk.cpu_us", "mcpgo.bytes", "tako.conc_calls_s", "floor.seq_conns", "tako.conc_conns"},
 		"calls":    {"handshake_ms", "close_ms", "rss_mib"},
-		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib"},
+		"big":      {"text.big1_ms", "json.big1_heap_mib", "image.big16_ms", "text.big16_heap_mib", "rss_idle_mib"},
 		"tools":    {"list_ms", "list_heap_mib"},
 		"sessions": {"sessions.2.heap_kb", "sessions.2.goroutines", "sessions.2.connect_ms"},
 		"scale":    {"size.1024_ms", "size.65536_heap_mib", "tools.10.list_ms", "tools.10.list_heap_mib"},

@@ -376,6 +376,7 @@ func bigRows() []row {
 		}
 	}
 	return append(rs,
+		row{suite: "big", key: "rss_idle_mib", label: "peak RSS, connected, before any large result (every client's code in the process)", unit: "MiB"},
 		row{suite: "big", key: "rss_mib", label: "peak RSS, after the large results (every client's code in the process)", unit: "MiB"},
 		row{suite: "footprint", key: "rss_peak_mib", label: "client alone in its binary: peak RSS after 1 and 16 MiB results", unit: "MiB", only: []string{"stdio"}},
 		row{suite: "footprint", key: "rss_exit_mib", label: "client alone in its binary: RSS left after them, free pages returned", unit: "MiB", only: []string{"stdio"}})
