@@ -440,9 +440,10 @@ func runBig(ctx context.Context, r *Result, k kind, ep *Endpoint, cfg Config) er
 	if _, err := c.big(ctx, payload.Text, 1024); err != nil {
 		return err
 	}
-	// The issue's own measure of an idle client (the footprint suite's is
-	// stricter): every client's code is in this binary, so what differs
-	// between clients is what each allocates and touches, not its size.
+	// An idle client's peak RSS in a binary that holds every client's
+	// code: what differs between clients here is what each allocates and
+	// touches, not what it links (the footprint suite measures that, each
+	// client alone in a binary of its own).
 	r.set("rss_idle_mib", float64(maxRSS())/1024)
 	for _, kind := range payload.Kinds {
 		for _, size := range bigSizes {
