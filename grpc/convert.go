@@ -15,9 +15,9 @@ import (
 // The service carries JSON objects as google.protobuf.Struct and binary data
 // as bytes; MCP's JSON carries both as JSON (binary as base64). These
 // functions convert between the two; binary data received stays the bytes
-// protobuf decoded (an mcp.Binary holds either form). A Struct holds numbers as float64, so an
-// integer above 2^53 in a schema or argument loses precision on this wire:
-// that is the service's limit, not tako's.
+// protobuf decoded (an mcp.Binary holds either form). A Struct holds
+// numbers as float64, so an integer above 2^53 in a schema or argument
+// loses precision on this wire: that is the service's limit, not tako's.
 
 // rawToStruct turns a JSON object into a Struct; empty or null gives nil.
 func rawToStruct(raw json.RawMessage) (*structpb.Struct, error) {
