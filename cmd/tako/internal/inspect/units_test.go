@@ -230,6 +230,45 @@ func TestViews(t *testing.T) {
 	}
 }
 
+// TestViewsCutResources: an embedded resource's long text is cut and its
+// large blob omitted, each said with the size it had (a blob of bytes, as
+// gRPC hands it, counted as the base64 the page would show), and the
+// caller's result is left as it was.
+func TestViewsCutResources(t *testing.T) {
+	line := "naïve \"quoted\" line\tand more\n"
+	long := strings.Repeat(line, maxTextShown/len(line)+1)
+	blob := mcp.BinaryFromBytes(make([]byte, maxDataShown)) // base64: 4/3 of it
+	small := "small\nresource"
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		{Type: mcp.ContentResource, Resource: &mcp.ResourceContents{URI: "file:///log.txt", Text: &long}},
+		{Type: mcp.ContentResource, Resource: &mcp.ResourceContents{URI: "file:///image.bin", Blob: &blob}},
+		{Type: mcp.ContentResource, Resource: &mcp.ResourceContents{URI: "file:///note.txt", Text: &small}},
+	}}
+	v, cut := toolView(res)
+	var back struct {
+		Content []struct {
+			Resource            map[string]any
+			ResourceTextCut     *int
+			ResourceBlobOmitted *int
+		}
+	}
+	if err := json.Unmarshal(v, &back); err != nil || !cut || len(back.Content) != 3 {
+		t.Fatalf("view (%v, cut %v): %.300s", err, cut, v)
+	}
+	if c := back.Content[0]; c.ResourceTextCut == nil || *c.ResourceTextCut != len(long) || len(c.Resource["text"].(string)) > maxTextShown || !strings.HasPrefix(long, c.Resource["text"].(string)) {
+		t.Errorf("long resource text: %.300s", v)
+	}
+	if c := back.Content[1]; c.ResourceBlobOmitted == nil || *c.ResourceBlobOmitted != base64.StdEncoding.EncodedLen(maxDataShown) || c.Resource["blob"] != "" {
+		t.Errorf("large resource blob: %.300s", v)
+	}
+	if c := back.Content[2]; c.ResourceTextCut != nil || c.ResourceBlobOmitted != nil || c.Resource["text"] != small {
+		t.Errorf("small resource: %.300s", v)
+	}
+	if *res.Content[0].Resource.Text != long || res.Content[1].Resource.Blob.IsZero() {
+		t.Error("the view changed the caller's result")
+	}
+}
+
 // TestFlagsOf: "copy as a tako command" has the flags that reach the same
 // server, secrets left out, words quoted for a shell.
 func TestFlagsOf(t *testing.T) {

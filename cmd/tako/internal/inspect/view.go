@@ -125,22 +125,25 @@ func toolView(res *mcp.CallToolResult) (json.RawMessage, bool) {
 			extra["dataOmitted"] = n
 			b.Data = mcp.Binary{}
 		}
-		blobLen := 0
-		if r := b.Resource; r != nil && r.Blob != nil {
-			blobLen = base64Len(*r.Blob)
-		}
-		if r := b.Resource; r != nil && (r.Text != nil && len(*r.Text) > maxTextShown || blobLen > maxDataShown) {
-			rc := *r
-			if rc.Text != nil && len(*rc.Text) > maxTextShown {
-				t := cutUTF8(*rc.Text, maxTextShown)
-				rc.Text = &t
-				extra["resourceTextCut"] = len(*r.Text)
+		if r := b.Resource; r != nil {
+			textCut := r.Text != nil && len(*r.Text) > maxTextShown
+			blobLen := 0
+			if r.Blob != nil {
+				blobLen = base64Len(*r.Blob)
 			}
-			if blobLen > maxDataShown {
-				rc.Blob = &mcp.Binary{}
-				extra["resourceBlobOmitted"] = blobLen
+			if textCut || blobLen > maxDataShown {
+				rc := *r
+				if textCut {
+					t := cutUTF8(*r.Text, maxTextShown)
+					rc.Text = &t
+					extra["resourceTextCut"] = len(*r.Text)
+				}
+				if blobLen > maxDataShown {
+					rc.Blob = &mcp.Binary{}
+					extra["resourceBlobOmitted"] = blobLen
+				}
+				b.Resource = &rc
 			}
-			b.Resource = &rc
 		}
 		raw, err := json.Marshal(b)
 		if err != nil {
