@@ -332,6 +332,11 @@ func (c *Conn) postOneWay(ctx context.Context, msg *mcp.Message, body []byte) er
 		// Wait (briefly) until the GET stream is open, so that what the
 		// server pushes right after the handshake is not missed, and a
 		// stream the server opens later is not taken for a resumption.
+		// Open means answered: a GET written but not yet answered may
+		// be taken after later requests on the connection already open
+		// (Node's server accepts a new connection late), and the
+		// conformance suite's sse-retry server then answers the call on
+		// it (TestHandshakeWaitsForGETAnswer).
 		t := time.NewTimer(getOpenWait)
 		defer t.Stop()
 		select {
