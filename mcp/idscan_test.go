@@ -144,3 +144,49 @@ func TestResponseIDOfMalformedResponses(t *testing.T) {
 		}
 	}
 }
+
+// TestScanIDDropsAnOversizedID pins the bound on the captured id: the
+// scanner runs over lines past the message cap (stdio discarding an
+// oversized line), so an id longer than maxIDCapture must be treated as
+// absent rather than gathered whole; without the bound a server that
+// sends a string id of megabytes makes the scanner hold all of it. Ids up
+// to the bound are still found, however the input is split.
+func TestScanIDDropsAnOversizedID(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   string // the string id's text
+		want ID
+	}{
+		{"short", "req-5f2a", StringID("req-5f2a")},
+		{"at the bound", strings.Repeat("a", maxIDCapture-2), StringID(strings.Repeat("a", maxIDCapture-2))},
+		{"one past the bound", strings.Repeat("a", maxIDCapture-1), ID{}},
+		{"2000 bytes", strings.Repeat("a", 2000), ID{}},
+		{"a megabyte", strings.Repeat("a", 1<<20), ID{}},
+	} {
+		in := []byte(`{"id":"` + tc.id + `","method":"x"}`)
+		for _, n := range []int{0, 1, 7, 100, 4096} {
+			var s IDScanner
+			for p := in; len(p) > 0; {
+				k := len(p)
+				if n > 0 {
+					k = min(n, k)
+				}
+				s.Feed(p[:k])
+				p = p[k:]
+			}
+			if id, req := s.Result(); id != tc.want || !req {
+				t.Errorf("%s, pieces of %d: id %.40s, request %v; want %.40s, true", tc.name, n, id, req, tc.want)
+			}
+			// The capture buffer never grows much past the bound (append
+			// may round its capacity up).
+			if c := cap(s.buf); c > 2*maxIDCapture {
+				t.Errorf("%s, pieces of %d: the scanner holds a buffer of %d bytes, past twice the bound of %d", tc.name, n, c, maxIDCapture)
+			}
+		}
+	}
+	// A response gone wrong with an oversized id names no call.
+	line := `{"jsonrpc":"1.0","id":"` + strings.Repeat("a", 2000) + `","result":{}}`
+	if id, ok := ResponseID([]byte(line)); ok {
+		t.Errorf("ResponseID of a response with a 2000-byte id = %.40s; want none", id)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	gorilla "github.com/gorilla/websocket"
 
@@ -83,5 +85,65 @@ func TestUpgradeRefusalStartsARefresh(t *testing.T) {
 	var he *websocket.HandshakeError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized || !errors.Is(err, transport.ErrAuthRequired) || !errors.Is(err, reason) {
 		t.Fatalf("Dial whose Authorizer cannot renew: %v, want a 401 HandshakeError wrapping ErrAuthRequired and the reason", err)
+	}
+}
+
+// renewingAuth is an httpauth.Authorizer that always reports new
+// credentials on a refusal, as a token refresh that succeeds at the
+// authorization server but is still refused by the MCP server (a token
+// for the wrong audience, a server that has revoked the client) does.
+type renewingAuth struct {
+	refreshes atomic.Int32
+}
+
+func (a *renewingAuth) AuthorizeRequest(req *http.Request) error {
+	req.Header.Set("Authorization", "Bearer at-"+strconv.Itoa(int(a.refreshes.Load())))
+	return nil
+}
+
+func (a *renewingAuth) HandleUnauthorized(context.Context, *http.Response) error {
+	a.refreshes.Add(1)
+	return nil
+}
+
+// TestUpgradeRefusedForeverEndsAfterMaxAuthRetries pins the bound on
+// handshake retries: an Authorizer that renews its token on every 401,
+// against a server that refuses every token, gets the handshake tried
+// MaxAuthRetries times more and then a 401 HandshakeError. Without the
+// bound Dial would retry for as long as its context lives, hammering the
+// server, and a Dial without a deadline would never return.
+func TestUpgradeRefusedForeverEndsAfterMaxAuthRetries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var handshakes atomic.Int32
+	ts := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		if handshakes.Add(1) > websocket.MaxAuthRetries+1 {
+			// One too many: end the Dial now rather than at the
+			// deadline; the count below reports it.
+			cancel()
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="The access token is not valid for this resource"`)
+		http.Error(w, "invalid_token", http.StatusUnauthorized)
+	})
+	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/mcp"
+
+	a := &renewingAuth{}
+	c, err := websocket.Dial(ctx, u, &websocket.Options{Auth: a})
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial succeeded against a server that refuses every token")
+	}
+	if n := handshakes.Load(); n != websocket.MaxAuthRetries+1 {
+		t.Errorf("%d handshakes, want %d (the first and MaxAuthRetries more): %v", n, websocket.MaxAuthRetries+1, err)
+	}
+	if n := a.refreshes.Load(); n != websocket.MaxAuthRetries {
+		t.Errorf("the Authorizer was asked %d times, want %d", n, websocket.MaxAuthRetries)
+	}
+	var he *websocket.HandshakeError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusUnauthorized || !errors.Is(err, transport.ErrAuthRequired) {
+		t.Fatalf("Dial: %v, want a 401 HandshakeError wrapping ErrAuthRequired", err)
+	}
+	if he.AuthCause != nil {
+		t.Errorf("AuthCause %v, want none: the Authorizer never failed", he.AuthCause)
 	}
 }
