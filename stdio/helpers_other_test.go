@@ -2,9 +2,14 @@
 
 package stdio_test
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 func ignoreSIGTERM() {}
+
+func notifySIGTERM() <-chan os.Signal { return nil }
 
 func spawnAttr(bool) *syscall.SysProcAttr { return nil }
 

@@ -3,11 +3,20 @@
 package stdio_test
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 )
 
 func ignoreSIGTERM() { signal.Ignore(syscall.SIGTERM) }
+
+// notifySIGTERM catches SIGTERM from now on and relays it to the channel
+// it returns.
+func notifySIGTERM() <-chan os.Signal {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	return ch
+}
 
 // spawnAttr keeps a grandchild in the server's process group, as npx's
 // children are, or with setsid moves it out, as a daemonizing child would.

@@ -29,8 +29,17 @@ import (
 // them and exits with status 3; "stubborn" ignores SIGTERM and keeps
 // running after stdin ends; "deaf" never reads stdin; "closestdin" and
 // "closestdout" close that pipe and live on; "sleep" just sleeps (a
-// grandchild).
+// grandchild); "termmarker" outlives its stdin and, on SIGTERM, writes the
+// file named in markerEnv and exits.
 const serverEnv = "TAKO_STDIO_TEST_SERVER"
+
+// markerEnv names the file the "termmarker" server writes when it gets
+// SIGTERM.
+const markerEnv = "TAKO_STDIO_TEST_MARKER"
+
+// readyNote is the line the "termmarker" server writes to stdout once it
+// catches SIGTERM, so that a test signals it no earlier.
+const readyNote = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"ready"}}` + "\n"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv); mode != "" {
@@ -88,6 +97,20 @@ func runServer(mode string) int {
 		return serveReferencePaged()
 	case "faults":
 		return serveFaults()
+	case "termmarker":
+		// Ignores the end of stdin (it never reads it); SIGTERM is what
+		// ends it, and it leaves a file behind to say so.
+		term := notifySIGTERM()
+		os.Stdout.WriteString(readyNote)
+		select {
+		case <-term:
+			if err := os.WriteFile(os.Getenv(markerEnv), []byte("SIGTERM\n"), 0o600); err != nil {
+				return 6
+			}
+			return 0
+		case <-time.After(lingerFor):
+			return 0
+		}
 	case "closestdin", "closestdout":
 		// Close one pipe, say so on stdout (after closing stdin, before
 		// closing stdout), and live on.
