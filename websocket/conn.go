@@ -243,7 +243,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Conn, error) {
 	d := &websocket.Dialer{
 		Proxy:           opts.Proxy,
 		TLSClientConfig: opts.TLSClientConfig,
-		NetDialContext:  opts.NetDialContext,
+		NetDialContext:  cuttableDial(opts.NetDialContext),
 		Subprotocols:    []string{Subprotocol},
 	}
 	ws, resp, err := dialAuthorized(ctx, d, u, header, opts.Auth)
@@ -304,6 +304,7 @@ func redact(u *url.URL) string {
 // [Handler] makes the server end of each connection it accepts.
 type Conn struct {
 	ws  *websocket.Conn
+	cc  *cutConn // under ws, to cut a write short; nil if not found
 	ka  Keepalive
 	log *slog.Logger
 
@@ -344,6 +345,7 @@ func newConn(ws *websocket.Conn, ka Keepalive, logger *slog.Logger) *Conn {
 	}
 	c := &Conn{
 		ws:       ws,
+		cc:       cutConnOf(ws),
 		ka:       ka,
 		log:      logger,
 		epoch:    time.Now(),
@@ -633,27 +635,36 @@ func (c *Conn) Write(ctx context.Context, msg *mcp.Message) error {
 	return c.finalErr()
 }
 
-// writeCancellable writes one frame and lets ctx's cancellation interrupt
-// it through the TCP connection's write deadline (safe from any goroutine,
-// unlike gorilla's own setter). The lock and flag make sure a cancellation
-// that races with the end of the write cannot set that deadline after
-// writeCancellable returns, where it would break the next write.
+// writeCancellable writes one message and lets ctx's cancellation cut it
+// short through the connection's write deadline (cutconn.go). The lock and
+// flags make sure a cancellation that races with the end of the write
+// cannot cut the connection after writeCancellable returns, and that a cut
+// that came after the last byte, when the message is whole, is lifted.
 func (c *Conn) writeCancellable(ctx context.Context, data []byte) error {
 	var (
-		mu   sync.Mutex
-		done bool
+		mu        sync.Mutex
+		done, cut bool
 	)
 	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !done {
-			c.ws.NetConn().SetWriteDeadline(time.Unix(1, 0))
+		if done {
+			return
+		}
+		cut = true
+		if c.cc != nil {
+			c.cc.setCut(true)
+		} else {
+			c.ws.NetConn().SetWriteDeadline(past)
 		}
 	})
 	err := c.ws.WriteMessage(websocket.TextMessage, data)
 	if !stop() {
 		mu.Lock()
 		done = true
+		if cut && err == nil && c.cc != nil {
+			c.cc.setCut(false)
+		}
 		mu.Unlock()
 	}
 	return err

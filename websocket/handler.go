@@ -176,7 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Checked above, with the Handler's rules.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
-	ws, err := up.Upgrade(w, r, nil)
+	ws, err := up.Upgrade(cuttableWriter{w}, r, nil)
 	if err != nil {
 		// Upgrade has answered the client, and nothing was started.
 		log.Debug("websocket: upgrade failed", "remote", r.RemoteAddr, "err", err)
