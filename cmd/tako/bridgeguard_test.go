@@ -284,7 +284,7 @@ func TestBridgeWSFlagsAreUsageErrors(t *testing.T) {
 		{"a token for the gRPC end", []string{"--listen-grpc", "127.0.0.1:0", "--tls-cert", p.Server.CertFile, "--tls-key", p.Server.KeyFile, "--client-ca", p.CA.File, "--token"}, "are for --listen-ws"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tako(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...).wantFailure(t, 2, tc.says)
+			refused(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...).wantFailure(t, 2, tc.says)
 		})
 	}
 	tako(t, "tools", "--stdio", demo, "--token").wantFailure(t, 2, "flags of tako bridge")

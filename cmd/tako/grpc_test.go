@@ -91,7 +91,7 @@ func TestGRPCBridgeTLSFlagsAreUsageErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := tako(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...)
+			r := refused(t, append(append([]string{"bridge"}, tc.args...), "--stdio", demo)...)
 			r.wantFailure(t, 2, tc.says)
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -61,8 +62,28 @@ type result struct {
 // and output.
 func tako(t *testing.T, args ...string) result {
 	t.Helper()
+	return takoCtx(t, context.Background(), args...)
+}
+
+// refused runs a command that must refuse its flags at once, under a
+// deadline: one that starts serving instead (a bridge whose flag check
+// is gone) ends with the deadline and fails the test, rather than hang it
+// until the test binary's timeout.
+func refused(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := takoCtx(t, ctx, args...)
+	if ctx.Err() != nil {
+		t.Errorf("tako %q ran until the test's deadline instead of refusing its flags", args)
+	}
+	return r
+}
+
+func takoCtx(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
+	code := run(ctx, args, &stdout, &stderr)
 	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	t.Logf("tako %q: exit %d\nstdout: %s\nstderr: %s", args, r.code, clip(r.stdout), clip(r.stderr))
 	return r
